@@ -1,0 +1,31 @@
+"""The `homeflow` command: one entry point for homes, data, benchmarks and training."""
+
+from importlib.metadata import version
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version("homeflow"), prog_name="homeflow")
+def main() -> None:
+    """HomeFlow: a Home Assistant-compatible twin and data flywheel for smart-home agents."""
+
+
+@main.group()
+def home() -> None:
+    """Generate, inspect and export virtual homes (HomeMaker)."""
+
+
+@main.group()
+def data() -> None:
+    """Make verified training data: profiles, blueprints, dialogues (MCTS-Flow)."""
+
+
+@main.group()
+def bench() -> None:
+    """SmartHome-Bench: generate the benchmark, run a policy on it, report and compare results."""
+
+
+@main.group()
+def train() -> None:
+    """Train agents: SFT on verified trajectories, then step-wise RL in the twin."""

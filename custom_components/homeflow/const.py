@@ -1,0 +1,4 @@
+"""Constants for the HomeFlow integration."""
+
+DOMAIN = "homeflow"
+DEFAULT_NAME = "HomeFlow home"
