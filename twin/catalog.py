@@ -1,0 +1,136 @@
+"""The device catalog: device types as data (YAML in `twin/device_types/`), behaviour in `domains/`.
+
+A device type lists the entities a device of that type carries, each with its Home Assistant domain,
+device class, unit, supported features (by name), capabilities (static attributes such as
+`min_temp` or `supported_color_modes`) and initial state. See `twin/device_types/README.md`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+from .domains import DOMAINS
+from .errors import HomeDefinitionError
+from .home import Home
+from .registry import Device, EntityEntry
+
+
+@dataclass(frozen=True, slots=True)
+class EntitySpec:
+    """One entity of a device type."""
+
+    domain: str
+    key: str | None = None
+    name: str | None = None
+    device_class: str | None = None
+    unit: str | None = None
+    features: tuple[str, ...] = ()
+    entity_category: str | None = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    state: str = "unknown"
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    def object_id(self, device_slug: str) -> str:
+        """The entity's object id on a device whose name slugifies to `device_slug`."""
+        return f"{device_slug}_{self.key}" if self.key else device_slug
+
+    def friendly_name(self, device_name: str) -> str:
+        """Home Assistant's friendly name: the device name, then the entity's own name if any."""
+        return f"{device_name} {self.name}" if self.name else device_name
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceType:
+    """A kind of device, e.g. a colour bulb or a split air conditioner."""
+
+    type_id: str
+    category: str
+    description: str
+    models: tuple[tuple[str, str], ...]
+    entities: tuple[EntitySpec, ...]
+
+    def install(
+        self,
+        home: Home,
+        device_id: str,
+        name: str,
+        area_id: str | None = None,
+        model: int = 0,
+    ) -> Device:
+        """Add a device of this type, with all its entities in their initial state, to `home`."""
+        manufacturer, model_name = self.models[model % len(self.models)]
+        device = home.add_device(
+            Device(device_id, name, manufacturer, model_name, area_id, self.type_id)
+        )
+        slug = slugify(name)
+        for spec in self.entities:
+            entry = EntityEntry(
+                entity_id=f"{spec.domain}.{spec.object_id(slug)}",
+                name=spec.friendly_name(name),
+                device_id=device_id,
+                device_class=spec.device_class,
+                unit_of_measurement=spec.unit,
+                supported_features=DOMAINS[spec.domain].feature_flags(spec.features),
+                entity_category=spec.entity_category,
+                capabilities=spec.capabilities,
+            )
+            home.add_entity(entry, spec.state, spec.attributes)
+        return device
+
+
+def slugify(text: str) -> str:
+    """Home Assistant-style slug: lower case, runs of other characters become one underscore."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unnamed"
+
+
+@cache
+def load_catalog() -> dict[str, DeviceType]:
+    """Every device type of the built-in catalog, by type id."""
+    catalog: dict[str, DeviceType] = {}
+    for resource in sorted(files("twin.device_types").iterdir(), key=lambda r: r.name):
+        if not resource.name.endswith(".yaml"):
+            continue
+        for type_id, raw in (yaml.safe_load(resource.read_text()) or {}).items():
+            if type_id in catalog:
+                raise HomeDefinitionError(f"Device type {type_id!r} is defined twice")
+            catalog[type_id] = parse_device_type(type_id, raw, resource.name)
+    return catalog
+
+
+def parse_device_type(type_id: str, raw: dict[str, Any], source: str) -> DeviceType:
+    """A device type from its YAML mapping; errors name the file and the type."""
+    where = f"{source}: device type {type_id!r}"
+    try:
+        entities = tuple(_parse_entity(item) for item in raw["entities"])
+        models = tuple((str(maker), str(model)) for maker, model in raw["models"])
+        device_type = DeviceType(
+            type_id, str(raw["category"]), str(raw.get("description", "")), models, entities
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise HomeDefinitionError(f"{where}: {err!r}") from None
+    if not models or not entities:
+        raise HomeDefinitionError(f"{where}: needs at least one model and one entity")
+    for spec in entities:
+        if spec.domain not in DOMAINS:
+            raise HomeDefinitionError(f"{where}: domain {spec.domain!r} is not modelled")
+        try:
+            DOMAINS[spec.domain].feature_flags(spec.features)
+        except KeyError as err:
+            raise HomeDefinitionError(f"{where}: {err.args[0]}") from None
+    keys = [spec.key for spec in entities]
+    if len(set(keys)) != len(keys):
+        raise HomeDefinitionError(f"{where}: entity keys must be unique, got {keys}")
+    return device_type
+
+
+def _parse_entity(raw: dict[str, Any]) -> EntitySpec:
+    raw = dict(raw)
+    raw["features"] = tuple(raw.get("features", ()))
+    raw["state"] = str(raw.get("state", "unknown"))
+    return EntitySpec(**raw)

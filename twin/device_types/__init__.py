@@ -1,0 +1,1 @@
+"""Device type specifications (YAML), loaded by `twin.catalog`."""

@@ -1,0 +1,53 @@
+"""Typed errors for bad input to the twin, mirroring Home Assistant's service errors.
+
+Every error carries a stable `code` (for the auditor's feedback and RL penalties) and a message that
+says what was wrong and how to fix it. An error always means that nothing changed.
+"""
+
+
+class TwinError(Exception):
+    """Base of every error the twin raises for bad input."""
+
+    code = "error"
+
+
+class EntityNotFoundError(TwinError):
+    """An entity id names no entity of the home."""
+
+    code = "entity_not_found"
+
+
+class TargetNotFoundError(TwinError):
+    """An area, floor or device id names nothing in the home."""
+
+    code = "target_not_found"
+
+
+class ServiceNotFoundError(TwinError):
+    """The domain offers no such service (Home Assistant's ServiceNotFound)."""
+
+    code = "service_not_found"
+
+
+class ServiceNotSupportedError(TwinError):
+    """The entity lacks the feature the service needs (Home Assistant's ServiceNotSupported)."""
+
+    code = "service_not_supported"
+
+
+class InvalidServiceDataError(TwinError):
+    """The service data fails the service's schema (Home Assistant's vol.Invalid)."""
+
+    code = "invalid_data"
+
+
+class ServiceValidationError(TwinError):
+    """The entity refuses valid-looking data (Home Assistant's ServiceValidationError)."""
+
+    code = "validation_error"
+
+
+class HomeDefinitionError(TwinError):
+    """A home, device type or catalog definition is malformed."""
+
+    code = "invalid_home"

@@ -1,0 +1,320 @@
+"""A home: registries, entity states on a simulation clock, and Home Assistant's service layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import voluptuous as vol
+
+from .domains import DOMAINS
+from .errors import (
+    EntityNotFoundError,
+    HomeDefinitionError,
+    InvalidServiceDataError,
+    ServiceNotFoundError,
+    ServiceNotSupportedError,
+)
+from .registry import Area, Device, EntityEntry, Floor
+from .service import EntityDraft, Service
+from .state import State
+from .targets import Selection, select
+from .validation import TARGET_KEYS, TARGET_SCHEMA, valid_entity_id
+
+# 2026-01-01T00:00:00Z: a fixed default start keeps every run reproducible.
+DEFAULT_START = 1767225600.0
+CROSS_DOMAIN = "homeassistant"
+CROSS_DOMAIN_SERVICES = ("turn_on", "turn_off", "toggle")
+
+# A service, the entities it acts on, and its validated data.
+Call = tuple[Service, list[EntityEntry], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceResult:
+    """What a service call did: the entities it acted on and the new states of those it changed."""
+
+    entity_ids: tuple[str, ...]
+    changed: tuple[State, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A saved moment of a home. States are immutable, so saving copies only references."""
+
+    states: Mapping[str, State]
+    now: float
+
+
+class Home:
+    """A home that behaves like Home Assistant: registries, states and entity services.
+
+    A service call is validated completely before anything changes; a call on several entities
+    changes all of them or none.
+    """
+
+    def __init__(self, name: str = "Home", now: float = DEFAULT_START) -> None:
+        self.name = name
+        self.now = now
+        self.floors: dict[str, Floor] = {}
+        self.areas: dict[str, Area] = {}
+        self.devices: dict[str, Device] = {}
+        self.entities: dict[str, EntityEntry] = {}
+        self.states: dict[str, State] = {}
+
+    # --- building ------------------------------------------------------------------------------
+
+    def add_floor(self, floor: Floor) -> Floor:
+        """Add a floor."""
+        self._check_new(self.floors, floor.floor_id, "floor")
+        self.floors[floor.floor_id] = floor
+        return floor
+
+    def add_area(self, area: Area) -> Area:
+        """Add an area; its floor and parent area must exist."""
+        self._check_new(self.areas, area.area_id, "area")
+        self._check_known(self.floors, area.floor_id, "floor")
+        self._check_known(self.areas, area.parent_id, "area")
+        self.areas[area.area_id] = area
+        return area
+
+    def add_device(self, device: Device) -> Device:
+        """Add a device; its area must exist."""
+        self._check_new(self.devices, device.device_id, "device")
+        self._check_known(self.areas, device.area_id, "area")
+        self.devices[device.device_id] = device
+        return device
+
+    def add_entity(
+        self, entry: EntityEntry, state: str, attributes: Mapping[str, Any] | None = None
+    ) -> State:
+        """Add an entity with its initial state and state attributes.
+
+        The state's attributes are the entry's capabilities, the given attributes and the
+        entity-level ones Home Assistant adds (friendly_name, supported_features, device_class,
+        unit_of_measurement).
+        """
+        if not valid_entity_id(entry.entity_id):
+            raise HomeDefinitionError(f"{entry.entity_id!r} is not a valid entity id")
+        if entry.domain not in DOMAINS:
+            known = ", ".join(sorted(DOMAINS))
+            raise HomeDefinitionError(f"Domain {entry.domain!r} is not modelled; known: {known}")
+        self._check_new(self.entities, entry.entity_id, "entity")
+        self._check_known(self.devices, entry.device_id, "device")
+        self._check_known(self.areas, entry.area_id, "area")
+        self.entities[entry.entity_id] = entry
+        full = {**entry.capabilities, **(attributes or {}), **_entity_attributes(entry)}
+        new = State(entry.entity_id, state, full, self.now, self.now)
+        self.states[entry.entity_id] = new
+        return new
+
+    @staticmethod
+    def _check_new(known: Mapping[str, Any], item_id: str, kind: str) -> None:
+        if item_id in known:
+            raise HomeDefinitionError(f"There is already a {kind} with id {item_id!r}")
+
+    @staticmethod
+    def _check_known(known: Mapping[str, Any], item_id: str | None, kind: str) -> None:
+        if item_id is not None and item_id not in known:
+            raise HomeDefinitionError(f"No {kind} with id {item_id!r}; add it first")
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def state(self, entity_id: str) -> State:
+        """The current state of an entity."""
+        try:
+            return self.states[entity_id]
+        except KeyError:
+            raise EntityNotFoundError(_unknown_entity(entity_id)) from None
+
+    def area_of(self, entity_id: str) -> str | None:
+        """The area an entity is in: its own, else its device's."""
+        entry = self.entities[entity_id]
+        if entry.area_id is None and entry.device_id is not None:
+            return self.devices[entry.device_id].area_id
+        return entry.area_id
+
+    # --- saving --------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Save the current states and time (cheap: states are shared, not copied)."""
+        return Snapshot(dict(self.states), self.now)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Go back to a saved moment."""
+        self.states = dict(snapshot.states)
+        self.now = snapshot.now
+
+    def copy(self) -> Home:
+        """An independent home with the same registries and current states."""
+        twin = Home.__new__(Home)
+        twin.__dict__.update(self.__dict__)
+        twin.states = dict(self.states)
+        return twin
+
+    # --- acting --------------------------------------------------------------------------------
+
+    def call_service(
+        self,
+        domain: str,
+        service: str,
+        data: Mapping[str, Any] | None = None,
+        target: Mapping[str, Any] | None = None,
+    ) -> ServiceResult:
+        """Call a Home Assistant entity service, e.g. `light.turn_on`.
+
+        Target keys (entity_id, device_id, area_id, floor_id) may be in `target` or in `data`, as
+        Home Assistant allows. Raises a TwinError subclass, and changes nothing, on any bad input.
+        """
+        fields = {**(data or {}), **(target or {})}
+        selection = self._selection(domain, service, fields)
+        if domain == CROSS_DOMAIN:
+            return self._call_across_domains(service, fields, selection)
+        handler = self._service(domain, service)
+        service_data = _validate(handler.schema, _without_targets(fields), domain, service)
+        entries = self._entries(domain, handler, selection)
+        return self._apply([(handler, entries, service_data)])
+
+    def _service(self, domain: str, service: str) -> Service:
+        entity_domain = DOMAINS.get(domain)
+        if entity_domain is None:
+            known = ", ".join(sorted([*DOMAINS, CROSS_DOMAIN]))
+            raise ServiceNotFoundError(
+                f"Action {domain}.{service} not found: no domain {domain!r}; domains: {known}"
+            )
+        try:
+            return entity_domain.services[service]
+        except KeyError:
+            offered = ", ".join(entity_domain.services)
+            raise ServiceNotFoundError(
+                f"Action {domain}.{service} not found; {domain} offers: {offered}"
+            ) from None
+
+    def _selection(self, domain: str, service: str, fields: dict[str, Any]) -> Selection:
+        target = {key: fields[key] for key in TARGET_KEYS if key in fields}
+        selection = select(self, _validate(TARGET_SCHEMA, target, domain, service))
+        if selection.empty:
+            raise InvalidServiceDataError(
+                f"{domain}.{service} needs a target: entity_id, device_id, area_id or floor_id"
+            )
+        for entity_id in selection.explicit:
+            if entity_id not in self.entities:
+                raise EntityNotFoundError(_unknown_entity(entity_id))
+        return selection
+
+    def _entries(self, domain: str, handler: Service, selection: Selection) -> list[EntityEntry]:
+        """The entities of `domain` that the call acts on.
+
+        As in Home Assistant, an entity named by id must support the service, while those reached
+        through an area, floor or device are skipped when they do not.
+        """
+        entries = []
+        for entity_id in selection.explicit:
+            entry = self.entities[entity_id]
+            if entry.domain != domain:
+                raise ServiceNotSupportedError(
+                    f"{entity_id} is not a {domain} entity; use {entry.domain} actions for it"
+                )
+            if not handler.supported_by(entry):
+                raise ServiceNotSupportedError(
+                    f"Entity {entity_id} does not support action {domain}.{handler.name}"
+                )
+            entries.append(entry)
+        candidates = self.entities if selection.everything else selection.indirect
+        for entity_id in candidates:
+            entry = self.entities[entity_id]
+            if entry.domain == domain and handler.supported_by(entry):
+                entries.append(entry)
+        return entries
+
+    def _call_across_domains(
+        self, service: str, fields: dict[str, Any], selection: Selection
+    ) -> ServiceResult:
+        """homeassistant.turn_on/turn_off/toggle: the domain's own service for each entity.
+
+        Entities whose domain lacks the service are skipped, as Home Assistant skips them.
+        """
+        if service not in CROSS_DOMAIN_SERVICES:
+            offered = ", ".join(CROSS_DOMAIN_SERVICES)
+            raise ServiceNotFoundError(
+                f"Action {CROSS_DOMAIN}.{service} not found; the twin offers: {offered}"
+            )
+        entity_ids = (
+            list(self.entities)
+            if selection.everything
+            else [
+                *selection.explicit,
+                *selection.indirect,
+            ]
+        )
+        by_domain: dict[str, list[EntityEntry]] = {}
+        for entity_id in entity_ids:
+            entry = self.entities[entity_id]
+            by_domain.setdefault(entry.domain, []).append(entry)
+        data = _without_targets(fields)
+        calls = []
+        for domain, entries in sorted(by_domain.items()):
+            handler = DOMAINS[domain].services.get(service)
+            if handler is None:
+                continue
+            supported = [entry for entry in entries if handler.supported_by(entry)]
+            calls.append((handler, supported, _validate(handler.schema, data, domain, service)))
+        return self._apply(calls)
+
+    def _apply(
+        self, calls: Iterable[tuple[Service, list[EntityEntry], dict[str, Any]]]
+    ) -> ServiceResult:
+        """Apply every call to drafts first; commit only when all of them succeeded."""
+        drafts = []
+        for handler, entries, data in calls:
+            for entry in entries:
+                draft = EntityDraft.of(entry, self.states[entry.entity_id])
+                handler.handler(draft, data)
+                drafts.append(draft)
+        changed = tuple(new for draft in drafts if (new := self._commit(draft)) is not None)
+        return ServiceResult(tuple(draft.entity_id for draft in drafts), changed)
+
+    def _commit(self, draft: EntityDraft) -> State | None:
+        """Write a draft as the entity's new state; None when nothing visible or hidden changed."""
+        old = self.states[draft.entity_id]
+        same_state = draft.state == old.state
+        same_attributes = draft.attributes == old.attributes
+        if same_state and same_attributes and draft.hidden == old.hidden:
+            return None
+        changed_at = old.last_changed if same_state else self.now
+        updated_at = old.last_updated if same_state and same_attributes else self.now
+        new = State(
+            draft.entity_id, draft.state, draft.attributes, changed_at, updated_at, draft.hidden
+        )
+        self.states[draft.entity_id] = new
+        return None if same_state and same_attributes else new
+
+
+def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:
+    """The attributes Home Assistant's entity layer adds to every state."""
+    attributes: dict[str, Any] = {}
+    if entry.unit_of_measurement is not None:
+        attributes["unit_of_measurement"] = entry.unit_of_measurement
+    if entry.device_class is not None:
+        attributes["device_class"] = entry.device_class
+    attributes["friendly_name"] = entry.name
+    if entry.supported_features:
+        attributes["supported_features"] = entry.supported_features
+    return attributes
+
+
+def _without_targets(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if key not in TARGET_KEYS}
+
+
+def _validate(schema: Any, data: dict[str, Any], domain: str, service: str) -> dict[str, Any]:
+    try:
+        validated: dict[str, Any] = schema(data)
+    except vol.Invalid as err:
+        raise InvalidServiceDataError(f"Invalid data for {domain}.{service}: {err}") from None
+    return validated
+
+
+def _unknown_entity(entity_id: str) -> str:
+    return f"Entity {entity_id} not found; list the home's entities to find its id"

@@ -1,0 +1,102 @@
+"""What a domain's service is: its data schema, the features it needs, and what it does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import voluptuous as vol
+
+from .registry import EntityEntry
+from .state import State
+
+
+@dataclass(slots=True)
+class EntityDraft:
+    """A mutable working copy of one entity's state while a service call is applied.
+
+    Services change `state`, `attributes` and `hidden`; the home turns drafts into new States
+    only when every targeted entity accepted the call.
+    """
+
+    entry: EntityEntry
+    state: str
+    attributes: dict[str, Any]
+    hidden: dict[str, Any]
+
+    @classmethod
+    def of(cls, entry: EntityEntry, current: State) -> EntityDraft:
+        """A draft of `current`, safe to change."""
+        return cls(entry, current.state, dict(current.attributes), dict(current.hidden))
+
+    @property
+    def entity_id(self) -> str:
+        """The entity's id."""
+        return self.entry.entity_id
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The entity's static attributes: limits and options."""
+        return self.entry.capabilities
+
+    def supports(self, feature: int) -> bool:
+        """Whether the entity has every bit of `feature`."""
+        return self.entry.supported_features & feature == feature
+
+
+Handler = Callable[[EntityDraft, dict[str, Any]], None]
+Validator = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """One entity service of a domain, as Home Assistant registers it.
+
+    `required_features` lists feature sets; the entity must have all bits of at least one of them
+    (Home Assistant's `required_features`). `schema` validates the data without the target keys.
+    """
+
+    name: str
+    handler: Handler
+    schema: Validator = field(default_factory=lambda: vol.Schema({}, extra=vol.PREVENT_EXTRA))
+    required_features: tuple[int, ...] = ()
+    description: str = ""
+
+    def supported_by(self, entry: EntityEntry) -> bool:
+        """Whether the entity offers this service."""
+        if not self.required_features:
+            return True
+        features = entry.supported_features
+        return any(features & needed == needed for needed in self.required_features)
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """An entity domain: its services and its feature flags (named as in Home Assistant)."""
+
+    name: str
+    services: Mapping[str, Service]
+    features: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, name: str, services: Iterable[Service], features: Mapping[str, int] | None = None
+    ) -> Domain:
+        """A domain from a list of its services."""
+        return cls(name, {service.name: service for service in services}, dict(features or {}))
+
+    def feature_flags(self, names: Iterable[str]) -> int:
+        """The supported_features bit mask for feature names such as `set_position`."""
+        mask = 0
+        for name in names:
+            if name not in self.features:
+                known = ", ".join(sorted(self.features)) or "none"
+                raise KeyError(f"{self.name} has no feature {name!r}; known: {known}")
+            mask |= self.features[name]
+        return mask
+
+
+def schema(fields: dict[Any, Any]) -> vol.Schema:
+    """A service data schema that rejects unknown keys, as Home Assistant's entity services do."""
+    return vol.Schema(fields, extra=vol.PREVENT_EXTRA)
