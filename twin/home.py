@@ -20,7 +20,13 @@ from .registry import Area, Device, EntityEntry, Floor
 from .service import EntityDraft, Service
 from .state import State
 from .targets import Selection, select
-from .validation import TARGET_KEYS, TARGET_SCHEMA, valid_entity_id
+from .validation import (
+    ATTR_ENTITY_ID,
+    ENTITY_MATCH_NONE,
+    TARGET_KEYS,
+    TARGET_SCHEMA,
+    valid_entity_id,
+)
 
 # 2026-01-01T00:00:00Z: a fixed default start keeps every run reproducible.
 DEFAULT_START = 1767225600.0
@@ -193,15 +199,36 @@ class Home:
 
     def _selection(self, domain: str, service: str, fields: dict[str, Any]) -> Selection:
         target = {key: fields[key] for key in TARGET_KEYS if key in fields}
-        selection = select(self, _validate(TARGET_SCHEMA, target, domain, service))
-        if selection.empty:
+        if known := self._known_entity_ids(target):
+            return Selection(known)
+        target = _validate(TARGET_SCHEMA, target, domain, service)
+        if all(ids in (ENTITY_MATCH_NONE, []) for ids in target.values()):
             raise InvalidServiceDataError(
                 f"{domain}.{service} needs a target: entity_id, device_id, area_id or floor_id"
             )
+        selection = select(self, target)
         for entity_id in selection.explicit:
             if entity_id not in self.entities:
                 raise EntityNotFoundError(_unknown_entity(entity_id))
         return selection
+
+    def _known_entity_ids(self, target: dict[str, Any]) -> tuple[str, ...]:
+        """The common case, decided without the schema: a target of existing entity ids only.
+
+        Existing ids are valid, lower-case and comma-free, so the schema would return them as given.
+        """
+        if len(target) != 1 or ATTR_ENTITY_ID not in target:
+            return ()
+        ids = target[ATTR_ENTITY_ID]
+        if isinstance(ids, str):
+            return (ids,) if ids in self.entities else ()
+        if (
+            isinstance(ids, list)
+            and ids
+            and all(isinstance(item, str) and item in self.entities for item in ids)
+        ):
+            return tuple(dict.fromkeys(ids))
+        return ()
 
     def _entries(self, domain: str, handler: Service, selection: Selection) -> list[EntityEntry]:
         """The entities of `domain` that the call acts on.

@@ -29,11 +29,6 @@ class Selection:
     indirect: tuple[str, ...] = ()
     everything: bool = False
 
-    @property
-    def empty(self) -> bool:
-        """Whether the target names nothing at all."""
-        return not (self.explicit or self.indirect or self.everything)
-
 
 def select(home: Home, target: dict[str, Any]) -> Selection:
     """The entities that a validated target names.
