@@ -51,3 +51,9 @@ class HomeDefinitionError(TwinError):
     """A home, device type or catalog definition is malformed."""
 
     code = "invalid_home"
+
+
+class ConditionError(TwinError):
+    """A goal condition is malformed, or cannot be evaluated against the home."""
+
+    code = "invalid_condition"

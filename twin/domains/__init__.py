@@ -3,8 +3,36 @@
 from __future__ import annotations
 
 from ..service import Domain
-from . import sensor, switch
+from . import (
+    climate,
+    cover,
+    fan,
+    humidifier,
+    light,
+    lock,
+    media_player,
+    sensor,
+    switch,
+    vacuum,
+    valve,
+    water_heater,
+)
 
 DOMAINS: dict[str, Domain] = {
-    domain.name: domain for domain in (switch.DOMAIN, sensor.SENSOR, sensor.BINARY_SENSOR)
+    domain.name: domain
+    for domain in (
+        light.DOMAIN,
+        switch.DOMAIN,
+        fan.DOMAIN,
+        climate.DOMAIN,
+        cover.DOMAIN,
+        media_player.DOMAIN,
+        humidifier.DOMAIN,
+        lock.DOMAIN,
+        vacuum.DOMAIN,
+        water_heater.DOMAIN,
+        valve.DOMAIN,
+        sensor.SENSOR,
+        sensor.BINARY_SENSOR,
+    )
 }

@@ -1,0 +1,692 @@
+"""Goal conditions: a small, safe expression language over a home's states, compiled once.
+
+A condition is one Python expression, parsed with `ast` and compiled from a whitelist of node types
+into nested closures; its text is never passed to eval:
+
+    state("light.kitchen") == "on" and attr("light.kitchen", "brightness") >= 200
+    entity("climate.bedroom").hvac_mode == "cool"
+    20 <= area("study").temperature <= 24
+    unchanged("lock.front_door")
+
+- `state(id)`: the state string ("on", "21.5"); `num(id)`: the state as a float, None when it is no
+  number ("unknown", "unavailable").
+- `attr(id, name)` and `entity(id).name`: an attribute, None when absent; `entity(id).state`: the
+  state.
+- `area(id).temperature` (humidity, illuminance, co2, pm25): the mean of the area's numeric sensors
+  of that device class, None when there are none.
+- `unchanged(id)`: the same state and attributes as at the task's start.
+- `between(x, lo, hi)`, `approx(x, target, tol)`; comparisons (chained too), `in`, `not in`, `and`,
+  `or`, `not`, `+ - * / // %`, unary `-`; literals: strings, numbers, True, False, None and
+  tuples or lists of them (one and the same to a comparison); indexing with a literal
+  (`attr("light.desk", "rgb_color")[0]`).
+
+Entity ids, area ids and attribute names are string literals, so a condition's references are
+known before it runs. A condition is a test: its top level and the operands of and/or/not are
+comparisons or test functions (write `attr(x, "is_volume_muted") == True`).
+
+None is a missing value: ordering comparisons (< <= > >=), `in`, between and approx involving None
+are False instead of errors, arithmetic with None gives None, and == / != compare as in Python.
+Other misuse (text compared with a number, an entity the home lacks) raises ConditionError.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import ConditionError
+from .state import EMPTY, State
+from .validation import valid_entity_id
+
+if TYPE_CHECKING:
+    from .home import Home
+
+# A compiled node: reads the home (and the task's start states) and returns a value.
+Fn = Callable[["Home", Mapping[str, State]], Any]
+Kind = Literal["text", "number", "test", "sequence", "none", "any"]
+
+# area(x).<quantity> -> the device class of the sensors that measure it.
+AREA_QUANTITIES = {
+    "temperature": "temperature",
+    "humidity": "humidity",
+    "illuminance": "illuminance",
+    "co2": "carbon_dioxide",
+    "pm25": "pm25",
+}
+
+_USAGE = {
+    "approx": 'approx(area("study").temperature, 21, 0.5)',
+    "area": 'area("study").temperature',
+    "attr": 'attr("light.kitchen", "brightness")',
+    "between": 'between(num("sensor.study_temperature"), 20, 24)',
+    "entity": 'entity("climate.bedroom").hvac_mode',
+    "num": 'num("sensor.study_temperature")',
+    "state": 'state("light.kitchen")',
+    "unchanged": 'unchanged("lock.front_door")',
+}
+_ARITY = {
+    "approx": 3,
+    "area": 1,
+    "attr": 2,
+    "between": 3,
+    "entity": 1,
+    "num": 1,
+    "state": 1,
+    "unchanged": 1,
+}
+_FUNCTIONS = ", ".join(_USAGE)
+_MAX_DEPTH = 50
+_NUMBERS = frozenset({int, float})
+
+_ORDERINGS: dict[type[ast.cmpop], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Lt: ("<", operator.lt),
+    ast.LtE: ("<=", operator.le),
+    ast.Gt: (">", operator.gt),
+    ast.GtE: (">=", operator.ge),
+    ast.In: ("in", lambda a, b: a in b),
+    ast.NotIn: ("not in", lambda a, b: a not in b),
+}
+_EQUALITIES: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_ARITHMETIC: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("+", operator.add),
+    ast.Sub: ("-", operator.sub),
+    ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", operator.truediv),
+    ast.FloorDiv: ("//", operator.floordiv),
+    ast.Mod: ("%", operator.mod),
+}
+_OTHER_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+}
+_FORBIDDEN: dict[type[ast.AST], str] = {
+    ast.Lambda: "lambda expressions are",
+    ast.ListComp: "comprehensions are",
+    ast.SetComp: "comprehensions are",
+    ast.DictComp: "comprehensions are",
+    ast.GeneratorExp: "generator expressions are",
+    ast.NamedExpr: "assignment expressions (:=) are",
+    ast.JoinedStr: "f-strings are",
+    ast.IfExp: "conditional expressions (x if c else y) are",
+    ast.Dict: "dicts are",
+    ast.Set: "sets are",
+    ast.Await: "await is",
+    ast.Yield: "yield is",
+    ast.YieldFrom: "yield is",
+    ast.Starred: "starred arguments (*args) are",
+    ast.Slice: "slices are",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A compiled goal condition: its text, the entities and areas it reads, and its test."""
+
+    text: str
+    entity_ids: tuple[str, ...]
+    area_ids: tuple[str, ...]
+    test: Callable[[Home, Mapping[str, State]], bool] = field(repr=False, compare=False)
+
+    def holds(self, home: Home, start: Mapping[str, State] = EMPTY) -> bool:
+        """Whether the condition holds in `home`; `start` (the task's start states) serves
+        unchanged(). Raises ConditionError when the home cannot answer it."""
+        return self.test(home, start)
+
+    def validate(self, home: Home) -> None:
+        """Raise ConditionError naming every entity and area referred to that `home` lacks."""
+        entities = [entity_id for entity_id in self.entity_ids if entity_id not in home.entities]
+        areas = [area_id for area_id in self.area_ids if area_id not in home.areas]
+        if entities or areas:
+            lacking = [f"entity {entity_id}" for entity_id in entities]
+            lacking += [f"area {area_id!r}" for area_id in areas]
+            raise ConditionError(
+                f"Condition {self.text!r} refers to what the home lacks: {', '.join(lacking)}; "
+                "use ids from the home's entity and area lists"
+            )
+
+
+@lru_cache(maxsize=4096)
+def compile_condition(text: str) -> Condition:
+    """Compile a condition once (cached by text); ConditionError names the position and problem."""
+    text = text.strip()
+    if not text:
+        raise ConditionError(
+            'A condition cannot be empty; write e.g. state("light.kitchen") == "on"'
+        )
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        raise _syntax_error(text, err) from None
+    except (RecursionError, MemoryError):
+        # Python's parser gives up on deeply nested input with these rather than a SyntaxError.
+        raise ConditionError(
+            f"Condition {text[:80]!r}... is nested too deeply to parse; simplify it"
+        ) from None
+    compiler = _Compiler(text)
+    body = compiler.compile(tree.body)
+    if body.kind != "test":
+        raise compiler.error(tree.body, _not_a_test(compiler.source(tree.body)))
+    return Condition(text, tuple(compiler.entity_ids), tuple(compiler.area_ids), body.fn)
+
+
+def read_area(home: Home, area_id: str, quantity: str) -> float | None:
+    """The mean of the area's numeric sensors that measure `quantity`; None when there are none.
+
+    The one place conditions read a room, so that per-area climate from physics can replace it.
+    """
+    if area_id not in home.areas:
+        raise ConditionError(f"Area {area_id!r} not found; the home's areas: {sorted(home.areas)}")
+    device_class = AREA_QUANTITIES[quantity]
+    values = []
+    for entity_id, entry in home.entities.items():
+        if (
+            entry.device_class == device_class
+            and entity_id.startswith("sensor.")
+            and home.area_of(entity_id) == area_id
+        ):
+            value = _number(home.states[entity_id].state)
+            if value is not None:
+                values.append(value)
+    return sum(values) / len(values) if values else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """A compiled node: its function, its static kind, and its value when it is a literal."""
+
+    fn: Fn
+    kind: Kind
+    literal: bool = False
+    value: Any = None
+
+
+def _literal(value: Any) -> _Compiled:
+    kind: Kind
+    if value is None:
+        kind = "none"
+    elif isinstance(value, bool):
+        kind = "test"
+    elif isinstance(value, str):
+        kind = "text"
+    elif isinstance(value, tuple):
+        kind = "sequence"
+    else:
+        kind = "number"
+    return _Compiled(lambda home, start: value, kind, literal=True, value=value)
+
+
+class _Compiler:
+    """Turns a whitelisted expression tree into closures, collecting the ids it refers to."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.splitlines()
+        self.entity_ids: dict[str, None] = {}
+        self.area_ids: dict[str, None] = {}
+        self.depth = 0
+
+    def error(self, node: ast.AST, problem: str, line: int = 0, offset: int = -1) -> ConditionError:
+        """An error at `node` (or at `line`/`offset` when given) of the condition."""
+        line = line or getattr(node, "lineno", 1)
+        offset = offset if offset >= 0 else getattr(node, "col_offset", 0)
+        return ConditionError(f"{self.where(line, offset)}: {problem}")
+
+    def where(self, line: int, offset: int) -> str:
+        """The condition and a position in it (an AST's UTF-8 byte offset) as 1-based characters."""
+        source = self.lines[line - 1].encode()[:offset] if line <= len(self.lines) else b""
+        column = len(source.decode(errors="replace")) + 1
+        return f"Condition {self.text!r}, line {line}, column {column}"
+
+    def source(self, node: ast.AST) -> str:
+        """The condition's own text of a node, for messages."""
+        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+
+    def compile(self, node: ast.AST) -> _Compiled:
+        """Compile one node of the tree."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error(node, f"the condition is nested deeper than {_MAX_DEPTH} levels")
+        method = getattr(self, f"_{type(node).__name__}", None)
+        if method is None:
+            what = _FORBIDDEN.get(type(node), f"{type(node).__name__} expressions are")
+            raise self.error(node, f"{what} not allowed in a condition")
+        compiled: _Compiled = method(node)
+        self.depth -= 1
+        return compiled
+
+    # --- literals and names --------------------------------------------------------------------
+
+    def _Constant(self, node: ast.Constant) -> _Compiled:
+        if node.value is None or isinstance(node.value, str | int | float):
+            return _literal(node.value)
+        raise self.error(
+            node,
+            f"{self.source(node)} is not a literal of the language; use strings, numbers, "
+            "True, False or None",
+        )
+
+    def _Tuple(self, node: ast.Tuple | ast.List) -> _Compiled:
+        items = [self.compile(item) for item in node.elts]
+        for item, compiled in zip(node.elts, items, strict=True):
+            if not compiled.literal:
+                raise self.error(item, "lists and tuples hold literals only")
+        return _literal(tuple(compiled.value for compiled in items))
+
+    _List = _Tuple
+
+    def _Name(self, node: ast.Name) -> _Compiled:
+        if node.id.startswith("_"):
+            raise self.error(node, f"names starting with '_' are not allowed: {node.id}")
+        if node.id in _USAGE:
+            raise self.error(node, f"{node.id} is a function; call it, e.g. {_USAGE[node.id]}")
+        raise self.error(
+            node, f"unknown name {node.id}; quote text ('{node.id}'), or use one of {_FUNCTIONS}"
+        )
+
+    # --- operators -----------------------------------------------------------------------------
+
+    def _BoolOp(self, node: ast.BoolOp) -> _Compiled:
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        fns = tuple(self._test(value, word) for value in node.values)
+        if len(fns) == 2:
+            first, second = fns
+            if word == "and":
+                return _Compiled(
+                    lambda home, start: first(home, start) and second(home, start), "test"
+                )
+            return _Compiled(lambda home, start: first(home, start) or second(home, start), "test")
+
+        if word == "and":
+
+            def every(home: Home, start: Mapping[str, State]) -> bool:
+                return all(fn(home, start) for fn in fns)
+
+            return _Compiled(every, "test")
+
+        def any_(home: Home, start: Mapping[str, State]) -> bool:
+            return any(fn(home, start) for fn in fns)
+
+        return _Compiled(any_, "test")
+
+    def _test(self, node: ast.expr, word: str) -> Fn:
+        compiled = self.compile(node)
+        if compiled.kind != "test":
+            raise self.error(
+                node, f"the operands of {word} must be tests; {_not_a_test(self.source(node))}"
+            )
+        return compiled.fn
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> _Compiled:
+        if isinstance(node.op, ast.Not):
+            fn = self._test(node.operand, "not")
+            return _Compiled(lambda home, start: not fn(home, start), "test")
+        if not isinstance(node.op, ast.USub):
+            raise self.error(node, "only the unary operators - and not are allowed")
+        operand = self._number(node.operand, "-")
+        if operand.literal:
+            return _literal(-operand.value)
+        negate = _arithmetic("-", operator.mul, self.where(node.lineno, node.col_offset))
+        value = operand.fn
+        return _Compiled(lambda home, start: negate(-1, value(home, start)), "number")
+
+    def _BinOp(self, node: ast.BinOp) -> _Compiled:
+        found = _ARITHMETIC.get(type(node.op))
+        if found is None:
+            symbol = _OTHER_OPERATORS.get(type(node.op), type(node.op).__name__)
+            raise self.error(node, f"the operator {symbol} is not allowed; use + - * / // %")
+        symbol, op = found
+        left, right = self._number(node.left, symbol).fn, self._number(node.right, symbol).fn
+        apply = _arithmetic(symbol, op, self.where(node.lineno, node.col_offset))
+        return _Compiled(lambda home, start: apply(left(home, start), right(home, start)), "number")
+
+    def _number(self, node: ast.expr, symbol: str) -> _Compiled:
+        compiled = self.compile(node)
+        if compiled.kind not in ("number", "any"):
+            raise self.error(node, f"{symbol} works on numbers, not on {self.source(node)}")
+        return compiled
+
+    def _Compare(self, node: ast.Compare) -> _Compiled:
+        operands = [node.left, *node.comparators]
+        compiled = [self.compile(operand) for operand in operands]
+        compares = []
+        for index, op in enumerate(node.ops):
+            left, right = compiled[index], compiled[index + 1]
+            self._check_comparable(node, op, operands[index : index + 2], left, right)
+            sequences = "sequence" in (left.kind, right.kind)
+            compares.append(_comparison(op, self.where(node.lineno, node.col_offset), sequences))
+        first = compiled[0].fn
+        if len(compares) == 1:
+            compare, second = compares[0], compiled[1]
+            if second.literal:
+                value = second.value
+                return _Compiled(lambda home, start: compare(first(home, start), value), "test")
+            other = second.fn
+            return _Compiled(
+                lambda home, start: compare(first(home, start), other(home, start)), "test"
+            )
+        pairs = tuple(zip(compares, (item.fn for item in compiled[1:]), strict=True))
+
+        def chain(home: Home, start: Mapping[str, State]) -> bool:
+            left = first(home, start)
+            for compare, right_fn in pairs:
+                right = right_fn(home, start)
+                if not compare(left, right):
+                    return False
+                left = right
+            return True
+
+        return _Compiled(chain, "test")
+
+    def _check_comparable(
+        self, node: ast.Compare, op: ast.cmpop, pair: list[ast.expr], *kinds: _Compiled
+    ) -> None:
+        if isinstance(op, ast.Is | ast.IsNot):
+            raise self.error(node, "is / is not are not allowed; use == or !=")
+        left, right = kinds
+        if isinstance(op, ast.In | ast.NotIn):
+            if right.kind in ("number", "test", "none"):
+                raise self.error(
+                    pair[1], f"in needs a list, tuple or text, not {self.source(pair[1])}"
+                )
+            return
+        for text, other in ((left, right), (right, left)):
+            if text.kind == "text" and other.kind in ("number", "test"):
+                text_node, other_node = pair if text is left else pair[::-1]
+                raise self.error(
+                    other_node,
+                    f"{self.source(text_node)} is text and {self.source(other_node)} is not; "
+                    'compare with text such as "on", or read a number with num("sensor.x")',
+                )
+
+    # --- reading the home ----------------------------------------------------------------------
+
+    def _Call(self, node: ast.Call) -> _Compiled:
+        name = self._function(node)
+        if name in ("entity", "area"):
+            raise self.error(node, f"{name}() is read through an attribute, e.g. {_USAGE[name]}")
+        if name in ("between", "approx"):
+            return self._range_test(node, name)
+        entity_id = self._entity_id(node)
+        if name == "attr":
+            return _attribute(
+                entity_id, self._string(node.args[1], "the attribute name", '"brightness"')
+            )
+        if name == "state":
+            return _Compiled(_state(entity_id), "text")
+        if name == "num":
+            read = _state(entity_id)
+            return _Compiled(lambda home, start: _number(read(home, start)), "number")
+        return _Compiled(_unchanged(entity_id), "test")
+
+    def _function(self, node: ast.Call) -> str:
+        """The name of a whitelisted function called with the right number of plain arguments."""
+        if not isinstance(node.func, ast.Name):
+            self.compile(node.func)
+            raise self.error(node, f"only the condition functions can be called: {_FUNCTIONS}")
+        name = node.func.id
+        if name.startswith("_"):
+            raise self.error(node, f"names starting with '_' are not allowed: {name}")
+        if name not in _USAGE:
+            raise self.error(node, f"{name}() is not allowed; the functions are {_FUNCTIONS}")
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.error(arg, f"starred arguments are not allowed; e.g. {_USAGE[name]}")
+        if node.keywords:
+            raise self.error(
+                node.keywords[0], f"{name}() takes no keyword arguments; e.g. {_USAGE[name]}"
+            )
+        if len(node.args) != _ARITY[name]:
+            raise self.error(
+                node,
+                f"{name}() takes {_ARITY[name]} argument{'s' if _ARITY[name] > 1 else ''}, "
+                f"got {len(node.args)}; e.g. {_USAGE[name]}",
+            )
+        return name
+
+    def _string(self, node: ast.expr, what: str, example: str) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+            return node.value
+        raise self.error(node, f"{what} must be a quoted literal such as {example}")
+
+    def _entity_id(self, node: ast.Call) -> str:
+        entity_id = self._string(node.args[0], "the entity id", '"light.kitchen"')
+        if not valid_entity_id(entity_id):
+            raise self.error(
+                node.args[0], f'{entity_id!r} is not an entity id; ids look like "light.kitchen"'
+            )
+        self.entity_ids[entity_id] = None
+        return entity_id
+
+    def _range_test(self, node: ast.Call, name: str) -> _Compiled:
+        args = [self.compile(arg) for arg in node.args]
+        for arg, compiled in zip(node.args, args, strict=True):
+            if compiled.kind not in ("number", "any"):
+                raise self.error(arg, f"{name}() compares numbers, not {self.source(arg)}")
+        if name == "approx" and args[2].literal and args[2].value < 0:
+            raise self.error(node.args[2], f"the tolerance must be >= 0, got {args[2].value}")
+        where = self.where(node.lineno, node.col_offset)
+        test = _between if name == "between" else _approx
+        value, low, high = (arg.fn for arg in args)
+        return _Compiled(
+            lambda home, start: test(
+                where, value(home, start), low(home, start), high(home, start)
+            ),
+            "test",
+        )
+
+    def _Attribute(self, node: ast.Attribute) -> _Compiled:
+        source = node.value
+        owner = (
+            source.func.id
+            if isinstance(source, ast.Call) and isinstance(source.func, ast.Name)
+            else None
+        )
+        if owner not in ("entity", "area"):
+            self.compile(source)
+        if node.attr.startswith("_"):
+            raise self.error(
+                node,
+                f"attribute names starting with '_' are not allowed: {node.attr}",
+                node.end_lineno or node.lineno,
+                (node.end_col_offset or 0) - len(node.attr.encode()),
+            )
+        if owner == "entity":
+            assert isinstance(source, ast.Call)
+            self._function(source)
+            entity_id = self._entity_id(source)
+            if node.attr == "state":
+                return _Compiled(_state(entity_id), "text")
+            return _attribute(entity_id, node.attr)
+        if owner == "area":
+            assert isinstance(source, ast.Call)
+            self._function(source)
+            return self._area(source, node.attr)
+        raise self.error(node, "attributes can only be read from entity(...) and area(...)")
+
+    def _area(self, node: ast.Call, quantity: str) -> _Compiled:
+        area_id = self._string(node.args[0], "the area id", '"study"')
+        if quantity not in AREA_QUANTITIES:
+            raise self.error(
+                node, f"areas have no {quantity}; read one of {', '.join(AREA_QUANTITIES)}"
+            )
+        self.area_ids[area_id] = None
+        return _Compiled(lambda home, start: read_area(home, area_id, quantity), "number")
+
+    def _Subscript(self, node: ast.Subscript) -> _Compiled:
+        container = self.compile(node.value)
+        if container.kind not in ("sequence", "any", "text"):
+            raise self.error(node, f"{self.source(node.value)} cannot be indexed")
+        index = self.compile(node.slice)
+        if not (index.literal and isinstance(index.value, int | str)):
+            raise self.error(node.slice, "the index must be a literal number or string, e.g. [0]")
+        key, read = index.value, container.fn
+        where = self.where(node.lineno, node.col_offset)
+
+        def item(home: Home, start: Mapping[str, State]) -> Any:
+            value = read(home, start)
+            try:
+                return value[key]
+            except LookupError:
+                return None
+            except TypeError:
+                if value is None:
+                    return None
+                raise ConditionError(f"{where}: {value!r} cannot be indexed with {key!r}") from None
+
+        return _Compiled(item, "any")
+
+
+def _state(entity_id: str) -> Fn:
+    def state(home: Home, start: Mapping[str, State]) -> str:
+        current = home.states.get(entity_id)
+        if current is None:
+            raise _missing(entity_id)
+        return current.state
+
+    return state
+
+
+def _attribute(entity_id: str, name: str) -> _Compiled:
+    def attribute(home: Home, start: Mapping[str, State]) -> Any:
+        current = home.states.get(entity_id)
+        if current is None:
+            raise _missing(entity_id)
+        return current.attributes.get(name)
+
+    return _Compiled(attribute, "any")
+
+
+def _unchanged(entity_id: str) -> Fn:
+    def unchanged(home: Home, start: Mapping[str, State]) -> bool:
+        current = home.states.get(entity_id)
+        if current is None:
+            raise _missing(entity_id)
+        before = start.get(entity_id)
+        if before is None:
+            raise ConditionError(
+                f"unchanged({entity_id!r}) needs the task's start state of {entity_id}; "
+                "evaluate with the start snapshot's states"
+            )
+        return current is before or (
+            current.state == before.state and current.attributes == before.attributes
+        )
+
+    return unchanged
+
+
+def _missing(entity_id: str) -> ConditionError:
+    return ConditionError(
+        f"Entity {entity_id} not found in the home; fix the condition's entity id"
+    )
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _comparison(op: ast.cmpop, where: str, sequences: bool) -> Callable[[Any, Any], bool]:
+    """A comparison where None makes orderings and `in` False, and other type clashes errors.
+
+    Against a literal sequence, lists compare as tuples: Home Assistant keeps some attributes as
+    lists (hvac_modes) and others as tuples (rgb_color), and a condition should not care which.
+    """
+    compare = _compare(op, where)
+    if not sequences:
+        return compare
+    return lambda left, right: compare(_as_tuple(left), _as_tuple(right))
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if type(value) is list else value
+
+
+def _compare(op: ast.cmpop, where: str) -> Callable[[Any, Any], bool]:
+    equality = _EQUALITIES.get(type(op))
+    if equality is not None:
+        return equality
+    symbol, ordering = _ORDERINGS[type(op)]
+
+    def compare(left: Any, right: Any) -> bool:
+        try:
+            return bool(ordering(left, right))
+        except TypeError:
+            if left is None or right is None:
+                return False
+            raise ConditionError(
+                f"{where}: cannot compare {left!r} {symbol} {right!r}; states are text, read a "
+                'number with num("sensor.x")'
+            ) from None
+
+    return compare
+
+
+def _arithmetic(
+    symbol: str, op: Callable[[Any, Any], Any], where: str
+) -> Callable[[Any, Any], Any]:
+    """Arithmetic on numbers only (no text repetition or formatting); None in, None out."""
+
+    def apply(left: Any, right: Any) -> Any:
+        if type(left) in _NUMBERS and type(right) in _NUMBERS:
+            try:
+                return op(left, right)
+            except ZeroDivisionError:
+                raise ConditionError(f"{where}: {symbol} by zero, which has no value") from None
+            except ArithmeticError as err:
+                raise ConditionError(f"{where}: {err}") from None
+        if left is None or right is None:
+            return None
+        raise ConditionError(
+            f"{where}: {symbol} works on numbers, got {left!r} and {right!r}; read a number "
+            'with num("sensor.x")'
+        )
+
+    return apply
+
+
+def _numbers(where: str, name: str, *values: Any) -> bool:
+    """Whether all values are numbers; False when one is None; an error for anything else."""
+    for value in values:
+        if type(value) not in _NUMBERS:
+            if value is None:
+                return False
+            raise ConditionError(f"{where}: {name}() compares numbers, got {value!r}")
+    return True
+
+
+def _between(where: str, value: Any, low: Any, high: Any) -> bool:
+    return _numbers(where, "between", value, low, high) and bool(low <= value <= high)
+
+
+def _approx(where: str, value: Any, target: Any, tolerance: Any) -> bool:
+    return _numbers(where, "approx", value, target, tolerance) and bool(
+        abs(value - target) <= tolerance
+    )
+
+
+def _not_a_test(source: str) -> str:
+    return f'{source} is a value, not a test; compare it, e.g. {source} == "on"'
+
+
+def _syntax_error(text: str, err: SyntaxError) -> ConditionError:
+    lines = text.splitlines()
+    line = min(err.lineno or len(lines), len(lines))
+    column = err.offset if err.offset and err.offset > 0 else len(lines[line - 1]) + 1
+    return ConditionError(
+        f"Condition {text!r}, line {line}, column {column}: {err.msg}; a condition is one "
+        "expression (no statements or imports), wrapped in parentheses when it spans lines"
+    )
