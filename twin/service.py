@@ -63,6 +63,11 @@ class Service:
     required_features: tuple[int, ...] = ()
     description: str = ""
 
+    def __post_init__(self) -> None:
+        # A bare vol.All recompiles its parts on every call; inside a Schema it is compiled once.
+        if not isinstance(self.schema, vol.Schema):
+            object.__setattr__(self, "schema", vol.Schema(self.schema))
+
     def supported_by(self, entry: EntityEntry) -> bool:
         """Whether the entity offers this service."""
         if not self.required_features:

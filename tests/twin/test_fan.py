@@ -126,7 +126,7 @@ def test_air_purifier_has_presets_and_air_sensors(home: Home) -> None:
     assert (
         attr(home, PURIFIER, "supported_features") == SET_SPEED | PRESET_MODE | TURN_ON | TURN_OFF
     )
-    pm25 = home.state("sensor.living_purifier_pm2_5")
+    pm25 = home.state("sensor.living_purifier_pm25")
     assert pm25.attributes["device_class"] == "pm25"
     assert pm25.attributes["unit_of_measurement"] == "µg/m³"
     filter_life = home.entities["sensor.living_purifier_filter_life"]
