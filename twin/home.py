@@ -326,7 +326,8 @@ def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:
     if entry.device_class is not None:
         attributes["device_class"] = entry.device_class
     attributes["friendly_name"] = entry.name
-    if entry.supported_features:
+    # Domains with feature flags show them even when none is set, as their HA entity classes do.
+    if entry.supported_features or DOMAINS[entry.domain].features:
         attributes["supported_features"] = entry.supported_features
     return attributes
 
