@@ -16,7 +16,9 @@ from .errors import (
     ServiceNotFoundError,
     ServiceNotSupportedError,
 )
+from .outdoor import ConstantWeather, OutdoorSource
 from .registry import Area, Device, EntityEntry, Floor
+from .room import RoomClimate
 from .service import EntityDraft, Service
 from .state import State
 from .targets import Selection, select
@@ -47,9 +49,10 @@ class ServiceResult:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """A saved moment of a home. States are immutable, so saving copies only references."""
+    """A saved moment of a home. States and rooms are immutable, so saving copies references."""
 
     states: Mapping[str, State]
+    rooms: Mapping[str, RoomClimate]
     now: float
 
 
@@ -60,14 +63,22 @@ class Home:
     changes all of them or none.
     """
 
-    def __init__(self, name: str = "Home", now: float = DEFAULT_START) -> None:
+    def __init__(
+        self,
+        name: str = "Home",
+        now: float = DEFAULT_START,
+        weather: OutdoorSource | None = None,
+    ) -> None:
         self.name = name
         self.now = now
+        self.weather: OutdoorSource = weather or ConstantWeather()
         self.floors: dict[str, Floor] = {}
         self.areas: dict[str, Area] = {}
         self.devices: dict[str, Device] = {}
         self.entities: dict[str, EntityEntry] = {}
         self.states: dict[str, State] = {}
+        # The indoor climate of each area, moved by the room physics.
+        self.rooms: dict[str, RoomClimate] = {}
 
     # --- building ------------------------------------------------------------------------------
 
@@ -83,6 +94,7 @@ class Home:
         self._check_known(self.floors, area.floor_id, "floor")
         self._check_known(self.areas, area.parent_id, "area")
         self.areas[area.area_id] = area
+        self.rooms[area.area_id] = RoomClimate()
         return area
 
     def add_device(self, device: Device) -> Device:
@@ -144,19 +156,21 @@ class Home:
     # --- saving --------------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """Save the current states and time (cheap: states are shared, not copied)."""
-        return Snapshot(dict(self.states), self.now)
+        """Save the current states, rooms and time (cheap: they are shared, not copied)."""
+        return Snapshot(dict(self.states), dict(self.rooms), self.now)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Go back to a saved moment."""
         self.states = dict(snapshot.states)
+        self.rooms = dict(snapshot.rooms)
         self.now = snapshot.now
 
     def copy(self) -> Home:
-        """An independent home with the same registries and current states."""
+        """An independent home with the same registries and current states and rooms."""
         twin = Home.__new__(Home)
         twin.__dict__.update(self.__dict__)
         twin.states = dict(self.states)
+        twin.rooms = dict(self.rooms)
         return twin
 
     # --- acting --------------------------------------------------------------------------------
