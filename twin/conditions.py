@@ -12,8 +12,8 @@ into nested closures; its text is never passed to eval:
   number ("unknown", "unavailable").
 - `attr(id, name)` and `entity(id).name`: an attribute, None when absent; `entity(id).state`: the
   state.
-- `area(id).temperature` (humidity, illuminance, co2, pm25): the mean of the area's numeric sensors
-  of that device class, None when there are none.
+- `area(id).temperature` (humidity, illuminance, co2, pm25): the area's air as the room physics
+  keeps it (`home.rooms`), whether or not a sensor shows it.
 - `unchanged(id)`: the same state and attributes as at the task's start.
 - `between(x, lo, hi)`, `approx(x, target, tol)`; comparisons (chained too), `in`, `not in`, `and`,
   `or`, `not`, `+ - * / // %`, unary `-`; literals: strings, numbers, True, False, None and
@@ -49,14 +49,8 @@ if TYPE_CHECKING:
 Fn = Callable[["Home", Mapping[str, State]], Any]
 Kind = Literal["text", "number", "test", "sequence", "none", "any"]
 
-# area(x).<quantity> -> the device class of the sensors that measure it.
-AREA_QUANTITIES = {
-    "temperature": "temperature",
-    "humidity": "humidity",
-    "illuminance": "illuminance",
-    "co2": "carbon_dioxide",
-    "pm25": "pm25",
-}
+# What area(x).<quantity> reads: the fields of the area's RoomClimate.
+AREA_QUANTITIES = ("temperature", "humidity", "illuminance", "co2", "pm25")
 
 _USAGE = {
     "approx": 'approx(area("study").temperature, 21, 0.5)',
@@ -181,25 +175,13 @@ def compile_condition(text: str) -> Condition:
     return Condition(text, tuple(compiler.entity_ids), tuple(compiler.area_ids), body.fn)
 
 
-def read_area(home: Home, area_id: str, quantity: str) -> float | None:
-    """The mean of the area's numeric sensors that measure `quantity`; None when there are none.
-
-    The one place conditions read a room, so that per-area climate from physics can replace it.
-    """
-    if area_id not in home.areas:
+def read_area(home: Home, area_id: str, quantity: str) -> float:
+    """The area's `quantity` (temperature, humidity, illuminance, co2 or pm25) from its air."""
+    room = home.rooms.get(area_id)
+    if room is None:
         raise ConditionError(f"Area {area_id!r} not found; the home's areas: {sorted(home.areas)}")
-    device_class = AREA_QUANTITIES[quantity]
-    values = []
-    for entity_id, entry in home.entities.items():
-        if (
-            entry.device_class == device_class
-            and entity_id.startswith("sensor.")
-            and home.area_of(entity_id) == area_id
-        ):
-            value = _number(home.states[entity_id].state)
-            if value is not None:
-                values.append(value)
-    return sum(values) / len(values) if values else None
+    value: float = getattr(room, quantity)
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import voluptuous as vol
 
+from . import physics
 from .domains import DOMAINS
 from .errors import (
     EntityNotFoundError,
@@ -172,6 +173,18 @@ class Home:
         twin.states = dict(self.states)
         twin.rooms = dict(self.rooms)
         return twin
+
+    # --- time ----------------------------------------------------------------------------------
+
+    def advance(self, seconds: float, step: float = 60.0) -> None:
+        """Move the simulation clock by `seconds` in steps of at most `step`, running the room
+        physics; `advance(0)` only brings sensors and readings in line with the rooms."""
+        physics.advance(self, seconds, step)
+
+    def write(self, draft: EntityDraft) -> State | None:
+        """Write a change the home makes by itself, such as a sensor reading or a robot reaching
+        its dock, at the current time; None when nothing visible changed."""
+        return self._commit(draft)
 
     # --- acting --------------------------------------------------------------------------------
 

@@ -9,6 +9,9 @@ every time (everything sorted).
 ```yaml
 name: Demo Home
 time: "2026-01-01T07:30:00+00:00"  # the simulation clock, ISO 8601 (no offset: UTC)
+weather: {city: Berlin, seed: 7}   # twin.weather.Weather; or constant outdoor conditions:
+                                   # {temperature: 15.0, humidity: 60.0, sun_elevation: 30.0,
+                                   #  cloud_cover: 0.5} (none: ConstantWeather's defaults)
 floors:
   - {id: ground, name: Ground Floor, level: 0}
 areas:                             # in any order; `parent` nests a room in another
@@ -38,6 +41,8 @@ states:                            # entities whose state differs from their ini
     hidden: {}                     # what the device remembers (State.hidden)
     last_changed: "2026-01-01T07:00:00+00:00"  # both default to `time`
     last_updated: "2026-01-01T07:00:00+00:00"
+rooms:                             # each area's air (RoomClimate), where it differs from the
+  bedroom: {temperature: 19.5, co2: 812.5}  # default; the room physics moves it
 ```
 
 A device with `type` and `install: false` keeps the type as a label but gets no entities from the
@@ -53,10 +58,11 @@ registry entries without a state (disabled ones have none), are skipped and thei
 Capabilities come from the registry entry's `capabilities`, else from the state attributes that
 Home Assistant's `capability_attributes` lists; friendly_name, device_class, unit_of_measurement and
 supported_features become registry fields. The clock starts at the newest `last_updated`. What Home
-Assistant lacks travels as extra keys, which it ignores (`name` and `time` at the top, `parent_id`
-on areas, `device_type` on devices, `hidden` on states), so `export_ha_snapshot` then
-`import_ha_snapshot` gives back an equal home. JSON turns tuples into lists; Home Assistant's
-colour attributes become tuples again, other values stay lists. The twin has no `hidden_by`.
+Assistant lacks travels as extra keys, which it ignores (`name`, `time`, `weather` and `rooms` at
+the top, `parent_id` on areas, `device_type` on devices, `hidden` on states), so
+`export_ha_snapshot` then `import_ha_snapshot` gives back an equal home. JSON turns tuples into
+lists; Home Assistant's colour attributes become tuples again, other values stay lists. The twin
+has no `hidden_by`.
 
 Without a `states` key the data is read as a `synthetic-home` inventory (`areas`, `devices` and
 `entities` with `id`s): floors come from the areas' floor names (all at level 0: the inventory has
@@ -68,11 +74,12 @@ states, a climate's `hvac_mode`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -85,8 +92,11 @@ from .catalog import DeviceType, load_catalog, slugify
 from .domains import DOMAINS
 from .errors import HomeDefinitionError
 from .home import DEFAULT_START, Home
+from .outdoor import ConstantWeather, Outdoor, OutdoorSource
 from .registry import Area, Device, EntityEntry, Floor
+from .room import RoomClimate
 from .state import State
+from .weather import Weather
 
 # A file: a path, or a package resource such as `files("twin.examples") / "demo_home.yaml"`.
 Source = str | os.PathLike[str] | Traversable
@@ -237,6 +247,62 @@ def _state_string(value: Any) -> str:
 _ID = vol.All(str, vol.Length(min=1))
 
 
+def _finite(value: Any) -> float:
+    """A finite number, as a float (True is no number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise vol.Invalid(f"expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _percent(value: Any) -> float:
+    """A relative humidity."""
+    number = _finite(value)
+    if not 0 <= number <= 100:
+        raise vol.Invalid(f"expected 0-100, got {value!r}")
+    return number
+
+
+def _not_negative(value: Any) -> float:
+    """An amount that cannot be negative: light, CO2, particles."""
+    number = _finite(value)
+    if number < 0:
+        raise vol.Invalid(f"expected 0 or more, got {value!r}")
+    return number
+
+
+_CITY_WEATHER = vol.Schema({vol.Required("city"): _ID, vol.Required("seed"): int})
+_CONSTANT_WEATHER = vol.Schema(
+    {
+        vol.Required("temperature"): _finite,
+        vol.Required("humidity"): _percent,
+        vol.Required("sun_elevation"): vol.All(_finite, vol.Range(min=-90, max=90)),
+        vol.Required("cloud_cover"): vol.All(_finite, vol.Range(min=0, max=1)),
+    }
+)
+
+
+def _weather_keys(value: Any) -> dict[str, Any]:
+    """A city's weather ({city, seed}) or constant outdoor conditions, by the keys it has."""
+    if isinstance(value, dict) and "city" in value:
+        checked: dict[str, Any] = _CITY_WEATHER(value)
+    else:
+        checked = _CONSTANT_WEATHER(value)
+    return checked
+
+
+_ROOMS = {
+    str: vol.Schema(
+        {
+            vol.Optional("temperature"): _finite,
+            vol.Optional("humidity"): _percent,
+            vol.Optional("illuminance"): _not_negative,
+            vol.Optional("co2"): _not_negative,
+            vol.Optional("pm25"): _not_negative,
+        }
+    )
+}
+
+
 def _nullable(validator: Any, *keys: str) -> dict[Any, Any]:
     """Keys that may be missing or null (None)."""
     return {vol.Optional(key, default=None): vol.Any(None, validator) for key in keys}
@@ -301,6 +367,8 @@ _HOME_FILE = vol.Schema(
         vol.Optional("states", default=dict): {
             str: {vol.Optional("state"): _state_string, **_STATE_KEYS}
         },
+        vol.Optional("weather"): _weather_keys,
+        vol.Optional("rooms", default=dict): _ROOMS,
     }
 )
 _HA_SNAPSHOT = vol.Schema(
@@ -344,6 +412,8 @@ _HA_SNAPSHOT = vol.Schema(
                 vol.Optional("last_updated"): _timestamp,
             }
         ),
+        vol.Optional("weather"): _weather_keys,
+        vol.Optional("rooms", default=dict): _ROOMS,
     },
     extra=vol.ALLOW_EXTRA,
 )
@@ -434,9 +504,8 @@ def dump_home(home: Home) -> str:
         for entity_id, entry in sorted(home.entities.items())
         if entity_id not in from_catalog
     }
-    document: dict[str, Any] = {
-        "name": home.name,
-        "time": _iso(home.now),
+    head = {"name": home.name, "time": _iso(home.now)}
+    body: dict[str, Any] = {
         "floors": [
             {"id": floor.floor_id, "name": floor.name, "level": floor.level}
             for floor in sorted(home.floors.values(), key=lambda floor: floor.floor_id)
@@ -445,7 +514,9 @@ def dump_home(home: Home) -> str:
         "devices": devices,
         "entities": list(free.values()),
     }
-    initial = _build(_validate(_HOME_FILE, document, "a home file"))
+    initial = _build(_validate(_HOME_FILE, {**head, **body}, "a home file"))
+    weather = _weather_document(home.weather)
+    document = {**head, **({"weather": weather} if weather else {}), **body}
     states = {}
     for entity_id in sorted(home.states):
         changes = _state_changes(initial.states[entity_id], home.states[entity_id])
@@ -455,6 +526,8 @@ def dump_home(home: Home) -> str:
             states[entity_id] = changes
     if states:
         document["states"] = states
+    if rooms := _rooms_document(home):
+        document["rooms"] = rooms
     try:
         return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     except yaml.YAMLError as err:
@@ -481,7 +554,7 @@ def save_home(home: Home, path: str | os.PathLike[str]) -> None:
 
 def _build(document: Mapping[str, Any]) -> Home:
     """A home from a validated home file."""
-    home = Home(document["name"], document["time"])
+    home = Home(document["name"], document["time"], _weather(document))
     for index, raw in enumerate(document["floors"]):
         with _at(f"floors[{index}]"):
             home.add_floor(Floor(raw["id"], raw["name"], raw["level"]))
@@ -513,7 +586,52 @@ def _build(document: Mapping[str, Any]) -> Home:
                 "catalog entities are named <domain>.<device name slug>[_<key>]"
             )
         _change_state(home, entity_id, raw)
+    _set_rooms(home, document["rooms"])
     return home
+
+
+def _weather(document: Mapping[str, Any]) -> OutdoorSource:
+    """The weather a validated home file or snapshot names: ConstantWeather's without one."""
+    raw = document.get("weather")
+    if raw is None:
+        return ConstantWeather()
+    if "city" in raw:
+        with _at("weather"):
+            return Weather(raw["city"], raw["seed"])
+    return ConstantWeather(Outdoor(**raw))
+
+
+def _weather_document(weather: OutdoorSource) -> dict[str, Any] | None:
+    """How a home file writes its weather; None for ConstantWeather's defaults."""
+    if isinstance(weather, Weather):
+        return {"city": weather.city, "seed": weather.seed}
+    if isinstance(weather, ConstantWeather):
+        return None if weather == ConstantWeather() else asdict(weather.outdoor)
+    raise HomeDefinitionError(
+        f"Cannot write weather of type {type(weather).__name__}: a home file keeps a "
+        "twin.weather.Weather or a ConstantWeather; give the home one of those"
+    )
+
+
+def _set_rooms(home: Home, rooms: Mapping[str, Mapping[str, float]]) -> None:
+    """Set the air of the areas a file lists; the others keep RoomClimate's defaults."""
+    for area_id, raw in rooms.items():
+        if area_id not in home.areas:
+            raise HomeDefinitionError(
+                f"rooms[{area_id!r}]: the home has no area {area_id!r}; rooms are keyed by area id"
+            )
+        home.rooms[area_id] = RoomClimate(**raw)
+
+
+def _rooms_document(home: Home) -> dict[str, dict[str, float]]:
+    """The fields of each area's air that differ from RoomClimate's defaults, by area."""
+    default = asdict(RoomClimate())
+    rooms = {}
+    for area_id, room in sorted(home.rooms.items()):
+        changed = {key: value for key, value in asdict(room).items() if value != default[key]}
+        if changed:
+            rooms[area_id] = changed
+    return rooms
 
 
 def _add_areas(home: Home, areas: Sequence[tuple[str, Area]]) -> None:
@@ -743,6 +861,8 @@ def export_ha_snapshot(home: Home) -> dict[str, Any]:
             for _, entry in sorted(home.entities.items())
         ],
         "states": [_jsonable(_state_object(state)) for _, state in sorted(home.states.items())],
+        **({"weather": weather} if (weather := _weather_document(home.weather)) else {}),
+        "rooms": _rooms_document(home),
     }
 
 
@@ -786,7 +906,9 @@ def _from_snapshot(snapshot: Mapping[str, Any]) -> tuple[Home, list[str]]:
     newest = max(
         (state["last_updated"] for state in states if "last_updated" in state), default=None
     )
-    home = Home(snapshot["name"], _first(snapshot.get("time"), newest, DEFAULT_START))
+    home = Home(
+        snapshot["name"], _first(snapshot.get("time"), newest, DEFAULT_START), _weather(snapshot)
+    )
     for index, raw in enumerate(snapshot["floors"]):
         with _at(f"floors[{index}]"):
             home.add_floor(Floor(raw["floor_id"], raw["name"], raw["level"] or 0))
@@ -817,6 +939,7 @@ def _from_snapshot(snapshot: Mapping[str, Any]) -> tuple[Home, list[str]]:
             continue
         with _at(f"states[{index}] ({entity_id})"):
             _add_ha_entity(home, state, entry)
+    _set_rooms(home, snapshot["rooms"])
     return home, sorted(skipped)
 
 

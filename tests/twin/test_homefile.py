@@ -27,9 +27,12 @@ from twin.homefile import (
     load_home,
     save_home,
 )
+from twin.outdoor import ConstantWeather, Outdoor
 from twin.registry import Area, Device, EntityEntry, Floor
+from twin.room import RoomClimate
 from twin.service import Domain
 from twin.state import State
+from twin.weather import Weather, cities
 
 DEMO = files("twin.examples").joinpath("demo_home.yaml")
 ENTITY_ATTRIBUTES = ("friendly_name", "device_class", "unit_of_measurement", "supported_features")
@@ -57,6 +60,8 @@ def assert_same_home(loaded: Home, home: Home) -> None:
         key: typed(entry.capabilities) for key, entry in home.entities.items()
     }
     assert states_of(loaded) == states_of(home)
+    assert loaded.rooms == home.rooms
+    assert loaded.weather == home.weather
 
 
 def states_of(home: Home) -> dict[str, Any]:
@@ -86,6 +91,17 @@ SCALARS = (
     | st.text(max_size=6)
 )
 CATALOG_NAMES = ["Desk Plug", "Kettle", "Hall Switch", "TV Socket"]
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
+AMOUNTS = st.floats(min_value=0, allow_infinity=False)
+ROOMS = st.builds(RoomClimate, FINITE, st.floats(0, 100), AMOUNTS, AMOUNTS, AMOUNTS)
+WEATHERS = (
+    st.just(ConstantWeather())
+    | st.builds(
+        ConstantWeather,
+        st.builds(Outdoor, FINITE, st.floats(0, 100), st.floats(-90, 90), st.floats(0, 1)),
+    )
+    | st.builds(Weather, st.sampled_from(sorted(cities())), st.integers(-(2**40), 2**40))
+)
 
 
 def values(tuples: bool) -> st.SearchStrategy[Any]:
@@ -170,6 +186,10 @@ def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
             draw(TIMES),
             draw(mappings),
         )
+    for area_id in home.areas:
+        if draw(st.booleans()):
+            home.rooms[area_id] = draw(ROOMS)
+    home.weather = draw(WEATHERS)
     home.now = draw(TIMES)
     return home
 
@@ -277,6 +297,54 @@ def test_times_without_an_offset_are_utc(monkeypatch: pytest.MonkeyPatch) -> Non
     assert unquoted.now == naive.now == 1767225600.0
 
 
+def test_weather_and_rooms_are_written_where_they_differ_from_the_defaults() -> None:
+    home = Home()
+    home.add_area(Area("study", "Study"))
+    home.add_area(Area("hall", "Hall"))
+    assert "weather" not in dump_home(home)
+    assert "rooms" not in dump_home(home)
+    home.weather = Weather("berlin", 7)
+    home.rooms["study"] = RoomClimate(temperature=19.25, co2=812.5)
+    text = dump_home(home)
+    assert "weather:\n  city: Berlin\n  seed: 7\n" in text
+    assert text.endswith("rooms:\n  study:\n    temperature: 19.25\n    co2: 812.5\n")
+    loaded = load_home(text)
+    assert_same_home(loaded, home)
+    assert loaded.rooms["hall"] == RoomClimate()
+    home.weather = ConstantWeather(Outdoor(-3.5, 90.0, -12.0, 1.0))
+    assert "weather:\n  temperature: -3.5\n  humidity: 90.0\n" in dump_home(home)
+    assert_same_home(load_home(dump_home(home)), home)
+
+
+def test_a_home_the_physics_moved_loads_back_and_runs_on_the_same() -> None:
+    home = load_home(DEMO)
+    home.weather = Weather("Oslo", 3)
+    catalog = load_catalog()
+    catalog["radiator_thermostat"].install(home, "trv", "Radiator", "bedroom")
+    catalog["electric_water_heater"].install(home, "tank", "Tank", "kitchen")
+    catalog["robot_vacuum"].install(home, "robot", "Robot", "living_room")
+    catalog["co2_sensor"].install(home, "co2", "Air", "living_room")
+    home.call_service("vacuum", "start", target={"entity_id": "vacuum.robot"})
+    home.advance(5400)
+    loaded = load_home(dump_home(home))
+    assert_same_home(loaded, home)
+    assert "tank_temperature" in loaded.state("water_heater.tank").hidden
+    for twin in (home, loaded):
+        twin.advance(3 * 3600)
+    assert_same_home(loaded, home)
+    assert home.state("vacuum.robot").state == "docked"
+
+
+def test_a_weather_a_home_file_cannot_keep_is_refused() -> None:
+    class Breeze:
+        def at(self, timestamp: float) -> Outdoor:
+            return Outdoor(10.0, 50.0, 0.0, 0.0)
+
+    home = Home(weather=Breeze())
+    with pytest.raises(HomeDefinitionError, match="Cannot write weather of type Breeze"):
+        dump_home(home)
+
+
 def test_a_home_loads_from_a_path_or_a_string_path(tmp_path: Path) -> None:
     path = tmp_path / "home.yaml"
     path.write_text(DEMO.read_text(encoding="utf-8"), encoding="utf-8")
@@ -286,6 +354,7 @@ def test_a_home_loads_from_a_path_or_a_string_path(tmp_path: Path) -> None:
 # --- home files: bad input -----------------------------------------------------------------------
 
 PLUG = "devices:\n  - {id: p, name: Plug, type: smart_plug}\n"
+AREA = "areas:\n  - {id: a, name: A}\n"
 BAD_HOMES = [
     ("name: [unclosed\n", "malformed YAML"),
     ("name: a\nname: b\n", "key 'name' twice"),
@@ -356,6 +425,26 @@ BAD_HOMES = [
     (PLUG + "states:\n  switch.plug: {last_changed: soon}\n", "last_changed: expected an ISO"),
     (PLUG + "states:\n  switch.plug: {state: 'on', colour: red}\n", "colour: extra keys not"),
     ("states: [switch.plug]\n", "states: expected a dictionary"),
+    ("weather: {city: Atlantis, seed: 1}\n", "weather: no built-in weather for city 'Atlantis'"),
+    ("weather: {city: Oslo}\n", "weather.seed: required key not provided"),
+    (
+        "weather: {temperature: 1, humidity: 50, sun_elevation: 0}\n",
+        "weather.cloud_cover: required key not provided",
+    ),
+    (
+        "weather: {temperature: 1, humidity: 120, sun_elevation: 0, cloud_cover: 0}\n",
+        "weather.humidity: expected 0-100, got 120",
+    ),
+    (
+        "weather: {temperature: .inf, humidity: 50, sun_elevation: 0, cloud_cover: 0}\n",
+        "weather.temperature: expected a finite number, got inf",
+    ),
+    ("weather: sunny\n", "weather: expected a dictionary"),
+    ("rooms:\n  attic: {co2: 500}\n", "rooms['attic']: the home has no area 'attic'"),
+    (AREA + "rooms:\n  a: {co2: -1}\n", "rooms.a.co2: expected 0 or more, got -1"),
+    (AREA + "rooms:\n  a: {temperature: .nan}\n", "rooms.a.temperature: expected a finite"),
+    (AREA + "rooms:\n  a: {humidity: true}\n", "rooms.a.humidity: expected a finite number"),
+    (AREA + "rooms:\n  a: {noise: 3}\n", "rooms.a.noise: extra keys not allowed"),
     ("attributes: !tuple 5\n", "!tuple needs a sequence"),
 ]
 
@@ -840,6 +929,8 @@ BAD_SNAPSHOTS: list[tuple[Any, str]] = [
         "floors[3]: There is already a floor",
     ),
     (_broken(lambda s: s["devices"].append(s["devices"][0])), "devices[5]: There is already"),
+    (_broken(lambda s: s.update(weather={"city": "Oslo"})), "weather.seed: required key"),
+    (_broken(lambda s: s.update(rooms={"attic": {}})), "rooms['attic']: the home has no area"),
 ]
 
 

@@ -1,0 +1,388 @@
+"""The agent's five tools over a twin Home (DESIGN.md, "One tool surface"), as JSON-able dicts.
+
+list_entities, get_state, describe, call_service and pyexec give the results a Home Assistant
+backend gives, so that an agent sees one API in training and in a real home. No tool raises for bad
+input: a failure is `{"success": False, "error": {"code": ..., "message": ...}}`, with a TwinError's
+code (entity_not_found, invalid_data...), an auditor's (forbidden_domain, sensitive_action...), a
+pyexec sandbox's (syntax_error, step_limit...), or unknown_tool / invalid_arguments from run_tool.
+`TOOL_SCHEMAS` describes the tools in the OpenAI tools format; `run_tool` checks arguments against
+them and calls the tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from . import manual
+from .errors import (
+    EntityNotFoundError,
+    InvalidServiceDataError,
+    ServiceNotFoundError,
+    TargetNotFoundError,
+    TwinError,
+)
+from .home import Home
+from .pyexec import DEFAULT_LIMITS, Limits, run
+from .state import State
+
+if TYPE_CHECKING:
+    from .auditor import Policy
+
+# The state attributes list_entities shows beside the state, by domain (when set).
+KEY_ATTRIBUTES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "light": ("brightness",),
+        "climate": ("current_temperature", "temperature", "target_temp_low", "target_temp_high"),
+        "fan": ("percentage", "preset_mode"),
+        "cover": ("current_position",),
+        "valve": ("current_position",),
+        "media_player": ("volume_level", "source"),
+        "humidifier": ("humidity", "current_humidity"),
+        "water_heater": ("temperature", "current_temperature"),
+        "vacuum": ("fan_speed",),
+        "sensor": ("unit_of_measurement",),
+        "binary_sensor": ("device_class",),
+    }
+)
+# Auditor codes that refuse a call by policy; the auditor's other verdicts are the home's errors,
+# which the call itself reports with the home's codes.
+POLICY_CODES = frozenset({"forbidden_domain", "forbidden_service", "sensitive_action"})
+
+Result = dict[str, Any]
+
+
+def error(code: str, message: str) -> Result:
+    """A failed tool call's result."""
+    return {"success": False, "error": {"code": code, "message": message}}
+
+
+def list_entities(
+    home: Home, area: str | None = None, floor: str | None = None, domain: str | None = None
+) -> Result:
+    """The home's entities, sorted by id, each with its name, area, state and key attributes.
+
+    `area` and `floor` take an id or a name (any case); an area holds only its own entities, not
+    those of rooms nested in it, as in Home Assistant.
+    """
+    try:
+        area_id = _resolve(home.areas, area, "area")
+        floor_id = _resolve(home.floors, floor, "floor")
+    except TwinError as err:
+        return error(err.code, str(err))
+    entities = []
+    for entity_id in sorted(home.states):
+        if domain is not None and entity_id.partition(".")[0] != domain:
+            continue
+        in_area = home.area_of(entity_id)
+        if area_id is not None and in_area != area_id:
+            continue
+        if floor_id is not None and (in_area is None or home.areas[in_area].floor_id != floor_id):
+            continue
+        entities.append(compact(home, home.states[entity_id]))
+    return {"entities": entities}
+
+
+def get_state(home: Home, entity_id: str) -> Result:
+    """An entity's state as Home Assistant's REST API gives it, with ISO timestamps."""
+    try:
+        state = _state(home, entity_id)
+    except TwinError as err:
+        return error(err.code, str(err))
+    result: Result = jsonable(state.as_dict())
+    return result
+
+
+def describe(home: Home, entity_id: str) -> Result:
+    """The entity's device manual: the services it supports, their fields, ranges and options."""
+    try:
+        _state(home, entity_id)
+        result: Result = jsonable(manual.describe(home, entity_id))
+    except TwinError as err:
+        return error(err.code, str(err))
+    return result
+
+
+def call_service(
+    home: Home,
+    domain: str,
+    service: str,
+    target: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
+    policy: Policy | None = None,
+) -> Result:
+    """Call a Home Assistant action; the result lists the states it changed, in compact form.
+
+    With a `policy`, the auditor refuses forbidden and unconfirmed sensitive actions first.
+    """
+    if not isinstance(domain, str) or not isinstance(service, str):
+        return error(
+            ServiceNotFoundError.code,
+            'domain and service must be strings, e.g. domain "light" and service "turn_on"',
+        )
+    for name, value in (("target", target), ("data", data)):
+        if value is not None and not isinstance(value, Mapping):
+            return error(
+                InvalidServiceDataError.code,
+                f"{name} must be an object, got {type(value).__name__}",
+            )
+    if policy is not None:
+        verdict = policy.screen(home, domain, service, data, target)
+        if verdict.code in POLICY_CODES:
+            return error(verdict.code, verdict.message)
+    try:
+        result = home.call_service(domain, service, data, target)
+    except TwinError as err:
+        return error(err.code, str(err))
+    return {"success": True, "changed": [compact(home, state) for state in result.changed]}
+
+
+def pyexec(
+    home: Home, code: str, policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS
+) -> Result:
+    """Run Python against the home in the sandbox (twin.pyexec): its output, its calls, and the
+    error that stopped it, if any, in which case none of its calls took effect."""
+    if not isinstance(code, str):
+        return error("code_error", f"code must be a string of Python, got {type(code).__name__}")
+    outcome = run(code, home, limits, policy)
+    result: Result = {
+        "success": outcome.ok,
+        "output": outcome.output,
+        "calls": [
+            {
+                "domain": call.domain,
+                "service": call.service,
+                "target": jsonable(call.target),
+                "data": jsonable(call.data),
+            }
+            for call in outcome.calls
+        ],
+    }
+    if not outcome.ok:
+        result["error"] = {"code": outcome.error_code, "message": outcome.error}
+    return result
+
+
+def compact(home: Home, state: State) -> Result:
+    """An entity in a few words: id, name, area, state and its domain's key attributes."""
+    entity_id = state.entity_id
+    item: Result = {
+        "entity_id": entity_id,
+        "name": home.entities[entity_id].name,
+        "area": home.area_of(entity_id),
+        "state": state.state,
+    }
+    attributes = state.attributes
+    for key in KEY_ATTRIBUTES.get(state.domain, ()):
+        if (value := attributes.get(key)) is not None:
+            item[key] = jsonable(value)
+    return item
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON gives it back: tuples become lists, unknown objects their repr."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(item) for item in value]
+    return repr(value)
+
+
+def _state(home: Home, entity_id: Any) -> State:
+    if not isinstance(entity_id, str):
+        raise EntityNotFoundError(f"entity_id must be a string, got {type(entity_id).__name__}")
+    return home.state(entity_id)
+
+
+def _resolve(items: Mapping[str, Any], wanted: Any, kind: str) -> str | None:
+    """The id of the area or floor `wanted` names by id or by name; None when not given."""
+    if wanted is None:
+        return None
+    if isinstance(wanted, str):
+        if wanted in items:
+            return wanted
+        for item_id, item in items.items():
+            if item.name.casefold() == wanted.casefold():
+                return item_id
+    known = ", ".join(sorted(items)) or "none"
+    raise TargetNotFoundError(f"No {kind} {wanted!r}; the home's {kind}s: {known}")
+
+
+# --- schemas and dispatch ----------------------------------------------------------------------
+
+_OPTIONAL_TEXT = ("string", "null")
+_IDS = {"type": ["string", "array"], "items": {"type": "string"}}
+
+
+def _tool(name: str, description: str, properties: dict[str, Any], *required: str) -> Result:
+    """One tool in the OpenAI tools format."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(required),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+TOOL_SCHEMAS: tuple[Result, ...] = (
+    _tool(
+        "list_entities",
+        "List the home's entities with their names, areas, states and key attributes. "
+        "Filter by area, floor (id or name) and domain.",
+        {
+            "area": {"type": list(_OPTIONAL_TEXT), "description": "Area id or name."},
+            "floor": {"type": list(_OPTIONAL_TEXT), "description": "Floor id or name."},
+            "domain": {
+                "type": list(_OPTIONAL_TEXT),
+                "description": "Entity domain, e.g. light, climate, cover.",
+            },
+        },
+    ),
+    _tool(
+        "get_state",
+        "Get an entity's state and all its attributes.",
+        {"entity_id": {"type": "string", "description": "Entity id, e.g. light.kitchen."}},
+        "entity_id",
+    ),
+    _tool(
+        "describe",
+        "Read an entity's manual: the services it supports and their fields, with types, "
+        "ranges, options and units.",
+        {"entity_id": {"type": "string", "description": "Entity id, e.g. climate.bedroom."}},
+        "entity_id",
+    ),
+    _tool(
+        "call_service",
+        "Call a Home Assistant action on entities, e.g. light.turn_on with data "
+        '{"brightness_pct": 50}. Returns the states it changed.',
+        {
+            "domain": {"type": "string", "description": "Action domain, e.g. light."},
+            "service": {"type": "string", "description": "Action name, e.g. turn_on."},
+            "target": {
+                "type": ["object", "null"],
+                "description": "What to act on: entity_id, area_id, floor_id or device_id.",
+                "properties": {
+                    "entity_id": _IDS,
+                    "area_id": _IDS,
+                    "floor_id": _IDS,
+                    "device_id": _IDS,
+                },
+                "additionalProperties": False,
+            },
+            "data": {
+                "type": ["object", "null"],
+                "description": "The action's fields, as describe lists them.",
+            },
+        },
+        "domain",
+        "service",
+    ),
+    _tool(
+        "pyexec",
+        "Run Python against the home: call_service(domain, service, data=None, target=None, "
+        "**fields), state(id), attr(id, name), entity(id), list_entities(domain=None, "
+        "area=None) and print. No imports. All calls are undone if the code fails.",
+        {"code": {"type": "string", "description": "The Python code."}},
+        "code",
+    ),
+)
+TOOL_NAMES = tuple(schema["function"]["name"] for schema in TOOL_SCHEMAS)
+_PARAMETERS: Mapping[str, Result] = MappingProxyType(
+    {schema["function"]["name"]: schema["function"]["parameters"] for schema in TOOL_SCHEMAS}
+)
+_JSON_TYPES: Mapping[str, Callable[[Any], bool]] = MappingProxyType(
+    {
+        "string": lambda value: isinstance(value, str),
+        "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
+        "number": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+        "boolean": lambda value: isinstance(value, bool),
+        "object": lambda value: isinstance(value, Mapping),
+        "array": lambda value: isinstance(value, list | tuple),
+        "null": lambda value: value is None,
+    }
+)
+
+
+def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None = None) -> Result:
+    """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
+
+    Unknown tools and arguments that do not fit the tool's schema give an error result.
+    """
+    if not isinstance(name, str) or name not in _PARAMETERS:
+        return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}")
+    if arguments is None:
+        arguments = {}
+    elif isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as err:
+            return error("invalid_arguments", f"{name}: the arguments are not JSON: {err}")
+    if not isinstance(arguments, Mapping):
+        return error(
+            "invalid_arguments",
+            f"{name}: the arguments must be an object, got {type(arguments).__name__}",
+        )
+    if (problem := _mismatch(arguments, _PARAMETERS[name], "")) is not None:
+        return error("invalid_arguments", f"{name}: {problem}")
+    kwargs = dict(arguments)
+    if name == "list_entities":
+        return list_entities(home, **kwargs)
+    if name == "get_state":
+        return get_state(home, **kwargs)
+    if name == "describe":
+        return describe(home, **kwargs)
+    if name == "call_service":
+        return call_service(home, **kwargs, policy=policy)
+    return pyexec(home, **kwargs, policy=policy)
+
+
+def _mismatch(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
+    """Why `value` does not fit `schema` (the JSON Schema subset of TOOL_SCHEMAS), or None."""
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_JSON_TYPES[kind](value) for kind in kinds):
+            where = f"{path} " if path else "the arguments "
+            return f"{where}must be {' or '.join(kinds)}, got {_json_type(value)}"
+    if isinstance(value, Mapping):
+        properties = schema.get("properties", {})
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f"{_join(path, key)} is required"
+        if schema.get("additionalProperties", True) is False:
+            for key in value:
+                if key not in properties:
+                    allowed = ", ".join(properties) or "none"
+                    return f"unknown argument {_join(path, str(key))}; allowed: {allowed}"
+        for key, item in value.items():
+            if key not in properties:
+                continue
+            if (problem := _mismatch(item, properties[key], _join(path, key))) is not None:
+                return problem
+    elif isinstance(value, list | tuple) and "items" in schema:
+        for index, item in enumerate(value):
+            if (problem := _mismatch(item, schema["items"], f"{path}[{index}]")) is not None:
+                return problem
+    return None
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _json_type(value: Any) -> str:
+    for kind in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _JSON_TYPES[kind](value):
+            return kind
+    return type(value).__name__
