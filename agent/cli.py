@@ -4,16 +4,13 @@ from importlib.metadata import version
 
 import click
 
+from twin.cli import home
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version("homeflow"), prog_name="homeflow")
 def main() -> None:
     """HomeFlow: a Home Assistant-compatible twin and data flywheel for smart-home agents."""
-
-
-@main.group()
-def home() -> None:
-    """Generate, inspect and export virtual homes (HomeMaker)."""
 
 
 @main.group()
@@ -29,3 +26,6 @@ def bench() -> None:
 @main.group()
 def train() -> None:
     """Train agents: SFT on verified trajectories, then step-wise RL in the twin."""
+
+
+main.add_command(home)

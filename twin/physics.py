@@ -84,11 +84,11 @@ ROOM_VOLUME_M3 = 40.0  # 16 m² under a 2.5 m ceiling
 OCCUPANTS = 0.5  # people, on average: a household of two or three over five or six rooms
 
 # Heat: the envelope's time constant and conductance (which give the heat capacity).
-INSULATION_HOURS = 12.0
+INSULATION_HOURS = 30.0  # a lived-in home: walls and furniture store the heat
 ROOM_CONDUCTANCE_W_PER_K = 30.0
 KELVIN_PER_WATT_HOUR = 1.0 / (ROOM_CONDUCTANCE_W_PER_K * INSULATION_HOURS)
 # Walls and furniture hold most of the heat; air exchange reaches this share of it quickly.
-VENTILATION_HEAT_SHARE = 0.15
+VENTILATION_HEAT_SHARE = 0.05
 FAN_MIXING = 0.2
 PERSON_HEAT_W = 80.0
 
