@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -38,6 +39,11 @@ def _load(path: Path) -> Home:
 @click.option("--size", help="A device count, or small / medium / large (default: drawn).")
 @click.option("--city", help="A city of the built-in weather data, e.g. Oslo (default: drawn).")
 @click.option(
+    "--when",
+    type=click.DateTime(["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
+    help="Start time in the city's local standard time, e.g. 2026-01-15T18:00 (default: drawn).",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -45,12 +51,17 @@ def _load(path: Path) -> Home:
     help="Where to write the home (YAML).",
 )
 def generate(
-    seed: int, home_type: str | None, size: str | None, city: str | None, output: Path
+    seed: int,
+    home_type: str | None,
+    size: str | None,
+    city: str | None,
+    when: datetime | None,
+    output: Path,
 ) -> None:
     """Generate a home with HomeMaker and save it as YAML."""
     count: int | str | None = int(size) if size and size.isdigit() else size
     try:
-        generated = make_home(seed, home_type, count, city)
+        generated = make_home(seed, home_type, count, city, when)
     except TwinError as err:
         raise click.ClickException(str(err)) from None
     save_home(generated, output)

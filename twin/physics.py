@@ -83,12 +83,18 @@ ROOM_AREA_M2 = 16.0
 ROOM_VOLUME_M3 = 40.0  # 16 m² under a 2.5 m ceiling
 OCCUPANTS = 0.5  # people, on average: a household of two or three over five or six rooms
 
-# Heat: the envelope's time constant and conductance (which give the heat capacity).
-INSULATION_HOURS = 30.0  # a lived-in home: walls and furniture store the heat
-ROOM_CONDUCTANCE_W_PER_K = 30.0
-KELVIN_PER_WATT_HOUR = 1.0 / (ROOM_CONDUCTANCE_W_PER_K * INSULATION_HOURS)
-# Walls and furniture hold most of the heat; air exchange reaches this share of it quickly.
-VENTILATION_HEAT_SHARE = 0.05
+# Heat. A lived-in room stores its heat in the air, the furniture and the inner layer of its walls
+# (ROOM_HEAT_CAPACITY) and loses it through its outer wall and window (ENVELOPE_CONDUCTANCE) and
+# with the air that leaks out. With the windows shut that is a time constant of about 60 hours:
+# an unheated room falls some 5-6 °C in its first day from 20 °C with 0 °C outdoors (a well-kept
+# house of the 1990s or later; old, draughty ones are nearer 30 hours, passive houses over 100).
+ROOM_HEAT_CAPACITY_WH_PER_K = 900.0
+ENVELOPE_CONDUCTANCE_W_PER_K = 8.0  # about 10 m² of outer wall and a 2 m² window
+INSULATION_HOURS = ROOM_HEAT_CAPACITY_WH_PER_K / ENVELOPE_CONDUCTANCE_W_PER_K  # 112.5 h
+KELVIN_PER_WATT_HOUR = 1.0 / ROOM_HEAT_CAPACITY_WH_PER_K
+AIR_HEAT_WH_PER_M3_K = 0.335  # 1.2 kg/m³ of air at 1.005 kJ/(kg K)
+# The share of the room's heat that one air change carries away.
+VENTILATION_HEAT_SHARE = AIR_HEAT_WH_PER_M3_K * ROOM_VOLUME_M3 / ROOM_HEAT_CAPACITY_WH_PER_K
 FAN_MIXING = 0.2
 PERSON_HEAT_W = 80.0
 
@@ -138,7 +144,9 @@ PRESET_SPEEDS = {"sleep": 0.25}
 DEFAULT_PRESET_SPEED = 0.5
 
 # Heating and cooling, in °C/h: the device's power over the room's heat capacity (1 kW is about
-# 2.8 °C/h), enough to hold a room some 25 °C above or 15 °C below the outdoors.
+# 1.1 °C/h). Generous for a room's radiator or air conditioner, because the one heat store of the
+# model warms as fast as the air a thermostat reads: a room reaches its target within an hour or
+# two, and holds it against 60 °C of frost or 50 °C of heat and sun.
 CAPACITY = "capacity"
 DEFAULT_CAPACITY = 6.0
 CAPACITY_BY_TYPE = {
@@ -148,6 +156,8 @@ CAPACITY_BY_TYPE = {
     "radiator_thermostat": 5.0,
     "portable_air_conditioner": 4.0,
 }
+# Whole-home thermostats: central heating or cooling with a radiator or vent in every room.
+WHOLE_HOME_TYPES = frozenset({"smart_thermostat"})
 
 # Hot-water tanks.
 TANK_TEMPERATURE = "tank_temperature"

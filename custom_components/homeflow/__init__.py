@@ -4,13 +4,40 @@ from __future__ import annotations
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryError
+
+from twin.errors import TwinError
+
+from .const import PLATFORMS
+from .registry import register_home, unregister_home
+from .virtual_home import VirtualHome, home_store
+
+type HomeFlowConfigEntry = ConfigEntry[VirtualHome]
 
 
-async def async_setup_entry(hass: HomeAssistant, entry: ConfigEntry) -> bool:
-    """Set up a virtual home from a config entry."""
+async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:
+    """Set up a virtual home: its twin, its floors, areas and devices, then its entities."""
+    try:
+        virtual = await VirtualHome.async_load(hass, entry)
+    except TwinError as err:
+        raise ConfigEntryError(f"The home cannot be built: {err}") from err
+    virtual.registry_ids = register_home(hass, entry, virtual.home, virtual.registry_ids)
+    entry.runtime_data = virtual
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    virtual.start_clock()
+    entry.async_on_unload(virtual.stop_clock)
     return True
 
 
-async def async_unload_entry(hass: HomeAssistant, entry: ConfigEntry) -> bool:
-    """Unload a virtual home."""
-    return True
+async def async_unload_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:
+    """Unload a virtual home, saving its state first."""
+    await entry.runtime_data.async_save_now()
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> None:
+    """Forget a removed home: its stored state, and the floors and areas nothing else uses."""
+    store = home_store(hass, entry.entry_id)
+    if stored := await store.async_load():
+        unregister_home(hass, entry.entry_id, stored["registry"])
+    await store.async_remove()

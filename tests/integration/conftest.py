@@ -1,11 +1,59 @@
 """Fixtures for the integration's tests under Home Assistant's test harness."""
 
+from __future__ import annotations
+
 import pytest
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 # Imported before Home Assistant starts, so that HA resolves `custom_components` to this repository.
 import custom_components  # noqa: F401
+from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
+from twin.catalog import load_catalog
+from twin.home import Home
+from twin.homefile import dump_home
+from twin.registry import Area, Floor
+
+AREAS = ["Kitchen", "Living Room", "Bedroom", "Bathroom", "Hallway", "Garden"]
 
 
 @pytest.fixture(autouse=True)
 def auto_enable_custom_integrations(enable_custom_integrations: None) -> None:
     """Let Home Assistant load the integration from custom_components/."""
+
+
+def every_device_home() -> Home:
+    """A home with one device of every catalog type, over two floors and six rooms."""
+    home = Home("Test Home")
+    home.add_floor(Floor("ground", "Ground Floor", 0))
+    home.add_floor(Floor("first", "First Floor", 1))
+    for name in AREAS:
+        floor = "first" if name == "Bedroom" else "ground"
+        home.add_area(Area(name.lower().replace(" ", "_"), name, floor))
+    areas = list(home.areas)
+    for index, device_type in enumerate(load_catalog().values()):
+        area = areas[index % len(areas)]
+        device_type.install(home, f"d{index}", device_type.type_id.replace("_", " ").title(), area)
+    return home
+
+
+@pytest.fixture
+def home_entry(hass: HomeAssistant) -> MockConfigEntry:
+    """A config entry whose home is `every_device_home`, not yet set up."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Test Home",
+        unique_id="test_home",
+        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(every_device_home())},
+        options={"physics": False},
+    )
+    entry.add_to_hass(hass)
+    return entry
+
+
+@pytest.fixture
+async def loaded_home(hass: HomeAssistant, home_entry: MockConfigEntry) -> MockConfigEntry:
+    """`home_entry`, set up."""
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    return home_entry

@@ -1,0 +1,63 @@
+"""The base of every HomeFlow entity: a thin adapter over one twin entity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.const import EntityCategory
+from homeassistant.helpers.device_registry import DeviceInfo
+from homeassistant.helpers.entity import Entity
+
+from twin.registry import EntityEntry
+from twin.state import State
+
+from .registry import device_identifier
+from .virtual_home import VirtualHome
+
+
+class HomeFlowEntity(Entity):
+    """Reads its state from the twin and hands every action to it.
+
+    Home Assistant's platform layer has validated and normalised a service call before the
+    entity's method runs; the method passes the normalised data to the twin's own service, and the
+    twin tells the entity (and any other entity it changed) to write its state.
+    """
+
+    _attr_should_poll = False
+    _attr_has_entity_name = True
+
+    def __init__(self, virtual: VirtualHome, entry: EntityEntry) -> None:
+        """Mirror the twin entity `entry` of `virtual`."""
+        self.virtual = virtual
+        self.twin_id = entry.entity_id
+        self._attr_unique_id = f"{virtual.entry.entry_id}_{entry.entity_id}"
+        self._attr_device_class = entry.device_class  # type: ignore[assignment]
+        if entry.entity_category is not None:
+            self._attr_entity_category = EntityCategory(entry.entity_category)
+        device = virtual.home.devices.get(entry.device_id) if entry.device_id else None
+        if device is None:
+            self._attr_has_entity_name = False
+            self._attr_name = entry.name
+        else:
+            self._attr_device_info = DeviceInfo(
+                identifiers={device_identifier(virtual.entry, device.device_id)}
+            )
+            self._attr_name = entry.name.removeprefix(device.name).strip() or None
+
+    @property
+    def twin(self) -> State:
+        """The twin entity's current state."""
+        return self.virtual.home.states[self.twin_id]
+
+    @property
+    def attribute(self) -> dict[str, Any]:
+        """The twin entity's state attributes."""
+        return self.twin.attributes
+
+    async def async_added_to_hass(self) -> None:
+        """Write the state whenever the twin changes this entity."""
+        self.async_on_remove(self.virtual.listen(self.twin_id, self.async_write_ha_state))
+
+    def call(self, service: str, **data: Any) -> None:
+        """Apply one of the domain's services to the twin entity."""
+        self.virtual.call(self.twin_id.partition(".")[0], service, self.twin_id, data)

@@ -1,0 +1,170 @@
+"""One virtual home in Home Assistant: the twin, who listens to it, its clock and storage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers.event import async_track_time_interval
+from homeassistant.helpers.storage import Store
+
+from twin.errors import TwinError
+from twin.home import Home
+from twin.homefile import dump_home, import_ha_snapshot, load_home
+from twin.homemaker import make_home
+from twin.registry import EntityEntry
+
+from .const import (
+    CONF_CITY,
+    CONF_HOME,
+    CONF_HOME_TYPE,
+    CONF_PHYSICS,
+    CONF_SEED,
+    CONF_SIZE,
+    CONF_SOURCE,
+    CONF_SPEED,
+    CONF_TICK,
+    DEFAULT_PHYSICS,
+    DEFAULT_SPEED,
+    DEFAULT_TICK,
+    DOMAIN,
+    SOURCE_GENERATE,
+)
+from .registry import RegistryIds
+
+STORAGE_VERSION = 1
+SAVE_DELAY = 10  # seconds: changes coalesce into one write
+
+
+def build_home(data: Mapping[str, Any]) -> Home:
+    """The home a config entry describes, in its initial state (raises TwinError if malformed)."""
+    if data[CONF_SOURCE] == SOURCE_GENERATE:
+        return make_home(
+            data[CONF_SEED], data.get(CONF_HOME_TYPE), data.get(CONF_SIZE), data.get(CONF_CITY)
+        )
+    text = data[CONF_HOME]
+    if text.lstrip().startswith("{"):
+        return import_ha_snapshot(text)[0]
+    return load_home(text)
+
+
+def home_store(hass: HomeAssistant, entry_id: str) -> Store[dict[str, Any]]:
+    """Where a home's state lives between restarts: {"home": home file, "registry": ids}."""
+    return Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}")
+
+
+class VirtualHome:
+    """The twin of one config entry, shared by all its entities.
+
+    Entities act through `call`, which applies a service to the twin and tells every entity whose
+    state changed to write it. The twin's state is stored with Home Assistant's storage helper, so a
+    restart loses nothing.
+    """
+
+    def __init__(self, hass: HomeAssistant, entry: ConfigEntry, home: Home) -> None:
+        self.hass = hass
+        self.entry = entry
+        self.home = home
+        self.store = home_store(hass, entry.entry_id)
+        # The Home Assistant floors and areas made for the twin's, kept across restarts.
+        self.registry_ids: RegistryIds = {"floors": {}, "areas": {}}
+        self._listeners: dict[str, CALLBACK_TYPE] = {}
+        self._stop_clock: CALLBACK_TYPE | None = None
+
+    @classmethod
+    async def async_load(cls, hass: HomeAssistant, entry: ConfigEntry) -> VirtualHome:
+        """The stored home of `entry` if there is one, else a new one from its description."""
+        virtual = cls(hass, entry, Home())
+        stored = await virtual.store.async_load()
+        text = stored["home"] if stored else None
+        virtual.home = await hass.async_add_executor_job(
+            lambda: load_home(text) if text is not None else build_home(entry.data)
+        )
+        if stored:
+            virtual.registry_ids = stored["registry"]
+        return virtual
+
+    def entities_of(self, domain: str) -> list[EntityEntry]:
+        """The twin's entities of one domain."""
+        return [e for e in self.home.entities.values() if e.domain == domain]
+
+    # --- entities ------------------------------------------------------------------------------
+
+    @callback
+    def listen(self, entity_id: str, write_state: CALLBACK_TYPE) -> CALLBACK_TYPE:
+        """Call `write_state` whenever the twin entity changes; returns the unsubscribe."""
+        self._listeners[entity_id] = write_state
+        return lambda: self._listeners.pop(entity_id, None)
+
+    def call(self, domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> None:
+        """Apply a service to one twin entity; Home Assistant has already validated the call."""
+        try:
+            result = self.home.call_service(domain, service, dict(data), {"entity_id": entity_id})
+        except TwinError as err:
+            raise as_home_assistant_error(err) from err
+        self._publish(state.entity_id for state in result.changed)
+
+    @callback
+    def _publish(self, entity_ids: Iterable[str]) -> None:
+        """Let the entities of changed twin states write them, and save soon."""
+        for entity_id in entity_ids:
+            if (write_state := self._listeners.get(entity_id)) is not None:
+                write_state()
+        self.store.async_delay_save(self._data_to_save, SAVE_DELAY)
+
+    def _data_to_save(self) -> dict[str, Any]:
+        return {"home": dump_home(self.home), "registry": self.registry_ids}
+
+    # --- time ----------------------------------------------------------------------------------
+
+    @callback
+    def start_clock(self) -> None:
+        """Run the room physics on Home Assistant's clock, as the entry's options say."""
+        options = self.entry.options
+        if not options.get(CONF_PHYSICS, DEFAULT_PHYSICS):
+            return
+        tick = options.get(CONF_TICK, DEFAULT_TICK)
+        speed = options.get(CONF_SPEED, DEFAULT_SPEED)
+        seconds = tick * speed
+
+        @callback
+        def _tick(now: datetime) -> None:
+            self.advance(seconds)
+
+        self._stop_clock = async_track_time_interval(
+            self.hass, _tick, timedelta(seconds=tick), name=f"{DOMAIN} clock {self.entry.title}"
+        )
+
+    @callback
+    def stop_clock(self) -> None:
+        """Stop the physics clock."""
+        if self._stop_clock is not None:
+            self._stop_clock()
+            self._stop_clock = None
+
+    @callback
+    def advance(self, seconds: float) -> None:
+        """Move the twin's clock and physics, then publish what changed."""
+        before = dict(self.home.states)
+        self.home.advance(seconds)
+        self._publish(eid for eid, state in self.home.states.items() if before[eid] is not state)
+
+    @callback
+    def replace(self, home: Home) -> None:
+        """Put a whole new state of the home in place (reset), keeping the registries' entities."""
+        before = self.home.states
+        self.home.restore(home.snapshot())
+        self._publish(eid for eid, state in self.home.states.items() if before[eid] is not state)
+
+    async def async_save_now(self) -> None:
+        """Write the twin to storage at once (on unload)."""
+        await self.store.async_save(self._data_to_save())
+
+
+def as_home_assistant_error(err: TwinError) -> HomeAssistantError:
+    """The Home Assistant error that carries a twin error's message to the caller."""
+    return ServiceValidationError(str(err)) if err.code != "error" else HomeAssistantError(str(err))
