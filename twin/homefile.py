@@ -17,6 +17,7 @@ floors:
 areas:                             # in any order; `parent` nests a room in another
   - {id: bedroom, name: Bedroom, floor: ground}
   - {id: ensuite, name: Ensuite, floor: ground, parent: bedroom}
+  - {id: garden, name: Garden, floor: ground, outdoor: true}  # in the weather (default false)
 devices:
   - id: bedside_plug
     name: Bedside Plug             # entity ids come from it: switch.bedside_plug
@@ -59,7 +60,7 @@ Capabilities come from the registry entry's `capabilities`, else from the state 
 Home Assistant's `capability_attributes` lists; friendly_name, device_class, unit_of_measurement and
 supported_features become registry fields. The clock starts at the newest `last_updated`. What Home
 Assistant lacks travels as extra keys, which it ignores (`name`, `time`, `weather` and `rooms` at
-the top, `parent_id` on areas, `device_type` on devices, `hidden` on states), so
+the top, `parent_id` and `outdoor` on areas, `device_type` on devices, `hidden` on states), so
 `export_ha_snapshot` then `import_ha_snapshot` gives back an equal home. JSON turns tuples into
 lists; Home Assistant's colour attributes become tuples again, other values stay lists. The twin
 has no `hidden_by`.
@@ -337,6 +338,7 @@ _HOME_FILE = vol.Schema(
                 vol.Required("id"): _ID,
                 vol.Required("name"): str,
                 **_nullable(_ID, "floor", "parent"),
+                vol.Optional("outdoor", default=False): bool,
             },
             vol.PREVENT_EXTRA,
         ),
@@ -383,6 +385,7 @@ _HA_SNAPSHOT = vol.Schema(
                 vol.Required("area_id"): _ID,
                 vol.Required("name"): str,
                 **_nullable(_ID, "floor_id", "parent_id"),
+                vol.Optional("outdoor", default=False): bool,
             }
         ),
         vol.Optional("devices", default=list): _list_of(
@@ -558,7 +561,10 @@ def _build(document: Mapping[str, Any]) -> Home:
     for index, raw in enumerate(document["floors"]):
         with _at(f"floors[{index}]"):
             home.add_floor(Floor(raw["id"], raw["name"], raw["level"]))
-    areas = [Area(raw["id"], raw["name"], raw["floor"], raw["parent"]) for raw in document["areas"]]
+    areas = [
+        Area(raw["id"], raw["name"], raw["floor"], raw["parent"], raw["outdoor"])
+        for raw in document["areas"]
+    ]
     _add_areas(home, [(f"areas[{index}]", area) for index, area in enumerate(areas)])
     catalog = load_catalog()
     for index, raw in enumerate(document["devices"]):
@@ -746,6 +752,8 @@ def _area_document(area: Area) -> dict[str, Any]:
         document["floor"] = area.floor_id
     if area.parent_id is not None:
         document["parent"] = area.parent_id
+    if area.outdoor:
+        document["outdoor"] = True
     return document
 
 
@@ -832,6 +840,7 @@ def export_ha_snapshot(home: Home) -> dict[str, Any]:
                 "name": area.name,
                 "floor_id": area.floor_id,
                 "parent_id": area.parent_id,
+                "outdoor": area.outdoor,
             }
             for _, area in sorted(home.areas.items())
         ],
@@ -913,7 +922,10 @@ def _from_snapshot(snapshot: Mapping[str, Any]) -> tuple[Home, list[str]]:
         with _at(f"floors[{index}]"):
             home.add_floor(Floor(raw["floor_id"], raw["name"], raw["level"] or 0))
     areas = [
-        (f"areas[{index}]", Area(raw["area_id"], raw["name"], raw["floor_id"], raw["parent_id"]))
+        (
+            f"areas[{index}]",
+            Area(raw["area_id"], raw["name"], raw["floor_id"], raw["parent_id"], raw["outdoor"]),
+        )
         for index, raw in enumerate(snapshot["areas"])
     ]
     _add_areas(home, areas)

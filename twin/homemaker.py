@@ -63,7 +63,11 @@ class Room:
 
     area: Area
     kind: str
-    outdoor: bool
+
+    @property
+    def outdoor(self) -> bool:
+        """Whether it is a garden, balcony or terrace: outdoors, in the weather."""
+        return self.area.outdoor
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,8 +270,8 @@ class _Layout:
         while unique in self._names:
             unique, number = f"{base} {number}", number + 1
         self._names.add(unique)
-        area = Area(slugify(unique), unique, floor_id, parent)
-        self.rooms.append(Room(area, kind, room_kind.outdoor))
+        area = Area(slugify(unique), unique, floor_id, parent, room_kind.outdoor)
+        self.rooms.append(Room(area, kind))
         return area.area_id
 
     def add_bedrooms(self, floor: str, household: Household, guests: int, suite: float) -> None:

@@ -484,16 +484,25 @@ class _InitialState:
         (de)humidifiers, lit by daylight through the shades and by the lamps that are on."""
         area_id = room.area.area_id
         entities = self.entities.get(area_id, [])
-        start = self.temperature[area_id]
-        temperature = start if room.outdoor else self._conditioned(entities, start)
-        humidity = _relative_humidity(self.humidity[area_id], start, temperature)
         effects = _device_effects(self.home.states, entities)
+        lamps = physics.LIGHT_UTILISATION / physics.ROOM_AREA_M2 * effects.lumens
+        if room.outdoor:
+            outdoor = self.outdoor
+            return RoomClimate(
+                outdoor.temperature,
+                outdoor.humidity,
+                round(daylight + lamps, 1),
+                physics.OUTDOOR_CO2,
+                physics.OUTDOOR_PM25,
+            )
+        start = self.temperature[area_id]
+        temperature = self._conditioned(entities, start)
+        humidity = _relative_humidity(self.humidity[area_id], start, temperature)
         for state, dries in effects.humidifiers:
             target = state.attributes.get("humidity", humidity)
             humidity = target + self.rng.uniform(0, 8) * (1 if dries else -1)
         share = physics.SHADED_DAYLIGHT + (1 - physics.SHADED_DAYLIGHT) * effects.shade
-        illuminance = physics.LIGHT_UTILISATION / physics.ROOM_AREA_M2 * effects.lumens
-        illuminance += daylight * (1.0 if room.outdoor else physics.DAYLIGHT_FACTOR * share)
+        illuminance = lamps + daylight * physics.DAYLIGHT_FACTOR * share
         co2, pm25 = self._air_quality(room, effects)
         return RoomClimate(
             round(temperature, 2),
@@ -506,13 +515,11 @@ class _InitialState:
     def _conditioned(
         self, entities: Sequence[tuple[EntityEntry, str]], temperature: float
     ) -> float:
-        """An indoor temperature after the room's own heating or cooling and the home's
-        thermostats have run a while."""
+        """An indoor temperature after the room's own heating or cooling, else the home's
+        thermostats (as the room physics has it), have run a while."""
         states = self.home.states
-        climates = [
-            e for e, kind in entities if e.domain == "climate" and kind != "smart_thermostat"
-        ]
-        for entry in climates + self.central:
+        climates = [entry for entry, _ in entities if entry.domain == "climate"]
+        for entry in climates or self.central:
             temperature = _towards_target(states[entry.entity_id], temperature, self.rng)
         return temperature
 
@@ -520,7 +527,7 @@ class _InitialState:
         """CO2 (ppm) and PM2.5 (µg/m³): stuffier where people are, cleaner where air moves."""
         rng = self.rng
         activity = self.activity[room.area.area_id]
-        if room.outdoor or effects.window_open:
+        if effects.window_open:
             co2 = physics.OUTDOOR_CO2 + rng.uniform(0, 80)
         elif activity == "asleep":
             co2 = rng.uniform(750, 1300)

@@ -1,7 +1,10 @@
 """The room physics: each area's air on the simulation clock, moved by the weather and the devices.
 
 Every area is one well-mixed room of ROOM_AREA_M2 (volume V = ROOM_VOLUME_M3) with a window, a
-constant OCCUPANTS people on average (no schedule yet), and the devices in it. Time runs in equal
+constant OCCUPANTS people on average (no schedule yet), and the devices in it. An outdoor area
+(a garden, balcony or terrace: `Area.outdoor`) is no room: its air is the outdoor air, at the
+weather's temperature and humidity, OUTDOOR_CO2 and OUTDOOR_PM25, in full daylight (see
+Illuminance), and its devices do not change it. Time runs in equal
 steps of at most `step` seconds; within a step what the devices do is fixed and the outdoor
 conditions are those at the step's start. Each linear relaxation is stepped exactly,
 x <- x_eq + (x - x_eq) e^(-k dt), so no step size makes it overshoot or oscillate.
@@ -13,16 +16,27 @@ where a window's opening is its cover's position / 100 (device class window).
 Temperature T (°C), towards the outdoor T_o:
     dT/dt = k (T_o - T) + W (P_people + P_lights + P_sun)
     k = (1 + FAN_MIXING * m) / INSULATION_HOURS + VENTILATION_HEAT_SHARE * n
-    W = 1 / (ROOM_CONDUCTANCE_W_PER_K * INSULATION_HOURS)        (K/h per watt)
+    W = 1 / ROOM_HEAT_CAPACITY_WH_PER_K                          (K/h per watt)
+    INSULATION_HOURS = ROOM_HEAT_CAPACITY_WH_PER_K / ENVELOPE_CONDUCTANCE_W_PER_K
+    VENTILATION_HEAT_SHARE = AIR_HEAT_WH_PER_M3_K * V / ROOM_HEAT_CAPACITY_WH_PER_K
     P_sun = SUN_APERTURE_M2 * s_heat * I,  I = 1000 sin(h) (1 - 0.75 c^3.4) W/m² (0 at night)
 with m the running fans' speeds summed (0..1 each, at most 1 in all; a climate entity in fan_only
 counts as a fan at full speed), h the sun's elevation, c the cloud
 cover, lights' watts = lumens / LUMENS_PER_WATT, and s_heat = SHADED_SUN_HEAT + (1 -
 SHADED_SUN_HEAT) f for the open fraction f of the area's blinds, shades, curtains and shutters
-(1 without any). Then each climate entity that heats (heat, heat_cool, auto, below its target or
-range) or cools (cool, heat_cool, auto, above it) moves T towards its target by at most its
-capacity * dt and never past it. The capacity, in °C/h, is the entity's `capacity` capability
-when it has one, else CAPACITY_BY_TYPE for its device type, else DEFAULT_CAPACITY.
+(1 without any). The room's time constant 1/k is about 60 hours with the windows shut (n =
+INFILTRATION_ACH, no fan): from 20 °C with 0 °C outdoors an unheated room loses some 5.5 °C in
+its first day (about 6.5 °C towards the outdoors, less what its occupants give) and settles
+W P_people / k, about 2.5 °C, above the outdoors; an open window shortens it to a few hours.
+Then each climate entity that conditions the room and heats (heat, heat_cool, auto, below its
+target or range) or cools (cool, heat_cool, auto, above it) moves T towards its target by at most
+its capacity * dt and never past it. A climate entity conditions its own area; a whole-home
+thermostat (device types WHOLE_HOME_TYPES: central heating or cooling, a radiator or vent in every
+room) also conditions every indoor area with no climate entity of its own, at its full capacity
+in each: those on its floor, or, where a floor has no whole-home thermostat (or an area has no
+floor), those of every whole-home thermostat in the home. The capacity, in °C/h, is the
+entity's `capacity` capability when it has one, else CAPACITY_BY_TYPE for its device type, else
+DEFAULT_CAPACITY.
 
 Humidity, as absolute humidity a (g/m³) so that it follows temperature; relative humidity is
     RH = 100 a / a_s(T),  a_s(T) = 216.7 e_s(T) / (273.15 + T),
@@ -71,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 from .domains import climate, cover, humidifier, vacuum, valve, water_heater
 from .errors import InvalidServiceDataError
 from .outdoor import Outdoor
+from .registry import EntityEntry
 from .room import RoomClimate
 from .service import EntityDraft
 from .state import State
@@ -207,7 +222,8 @@ class _Area:
     """The entities of one area that move its air, and those that show it."""
 
     area_id: str
-    climates: tuple[tuple[str, float], ...]  # entity id, capacity in °C/h
+    outdoor: bool  # its air is the outdoor air
+    climates: tuple[tuple[str, float], ...]  # that condition it: entity id, capacity in °C/h
     humidifiers: tuple[tuple[str, bool], ...]  # entity id, whether it dries
     fans: tuple[tuple[str, str], ...]  # entity id, "mixing", "exhaust" or "purifier"
     windows: tuple[str, ...]
@@ -215,6 +231,9 @@ class _Area:
     lights: tuple[tuple[str, float], ...]  # entity id, lumens at full brightness
     sensors: tuple[_Sensor, ...]
     gauges: tuple[str, ...]  # climate, humidifier and fan entities that may show the room
+
+
+_AREA_PARTS = tuple(key for key in _Area.__dataclass_fields__ if key not in ("area_id", "outdoor"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,12 +274,12 @@ def _index(home: Home) -> _Index:
 def _build_index(home: Home) -> _Index:
     """Sort every entity into what it does to its area's air, or how it shows it."""
     by_area: dict[str, dict[str, list[Any]]] = {
-        area_id: {key: [] for key in _Area.__dataclass_fields__ if key != "area_id"}
-        for area_id in home.areas
+        area_id: {key: [] for key in _AREA_PARTS} for area_id in home.areas
     }
     positions = {area_id: position for position, area_id in enumerate(home.areas)}
     tanks: list[tuple[str, int]] = []
     timers: list[str] = []
+    whole_home: list[tuple[str | None, tuple[str, float]]] = []  # floor, (entity id, capacity)
     for entity_id, entry in home.entities.items():
         domain = entry.domain
         area_id = home.area_of(entity_id)
@@ -268,18 +287,19 @@ def _build_index(home: Home) -> _Index:
             timers.append(entity_id)
         if domain == "water_heater":
             tanks.append((entity_id, positions.get(area_id or "", -1)))
+        device = home.devices.get(entry.device_id or "")
+        device_type = device.device_type if device is not None else None
+        if domain == "climate" and device_type in WHOLE_HOME_TYPES:
+            area = home.areas.get(area_id or "")
+            floor_id = area.floor_id if area is not None else None
+            whole_home.append((floor_id, (entity_id, _capacity(entry, device_type))))
         parts = by_area.get(area_id or "")
         if parts is None:
             continue
-        device = home.devices.get(entry.device_id or "")
-        device_type = device.device_type if device is not None else None
         if domain in GAUGE_DOMAINS:
             parts["gauges"].append(entity_id)
         if domain == "climate":
-            capacity = _number(entry.capabilities.get(CAPACITY), None)
-            if capacity is None or capacity <= 0:
-                capacity = CAPACITY_BY_TYPE.get(device_type or "", DEFAULT_CAPACITY)
-            parts["climates"].append((entity_id, capacity))
+            parts["climates"].append((entity_id, _capacity(entry, device_type)))
         elif domain == "humidifier":
             parts["humidifiers"].append((entity_id, entry.device_class == "dehumidifier"))
         elif domain == "fan":
@@ -308,17 +328,42 @@ def _build_index(home: Home) -> _Index:
             parts["sensors"].append(
                 _Sensor(entity_id, value, decimals if shown is None else shown, convert)
             )
+    for area_id, parts in by_area.items():
+        area = home.areas[area_id]
+        if not parts["climates"] and not area.outdoor:
+            parts["climates"] = _central(whole_home, area.floor_id)
     registries = _registries(home)
     return _Index(
         registries,
         tuple(map(len, registries)),
         tuple(
-            _Area(area_id, **{key: tuple(items) for key, items in parts.items()})
+            _Area(
+                area_id,
+                home.areas[area_id].outdoor,
+                **{key: tuple(items) for key, items in parts.items()},
+            )
             for area_id, parts in by_area.items()
         ),
         tuple(tanks),
         tuple(timers),
     )
+
+
+def _capacity(entry: EntityEntry, device_type: str | None) -> float:
+    """A climate entity's capacity, °C/h: its own, else its device type's, else the default."""
+    capacity = _number(entry.capabilities.get(CAPACITY), None)
+    if capacity is None or capacity <= 0:
+        return CAPACITY_BY_TYPE.get(device_type or "", DEFAULT_CAPACITY)
+    return capacity
+
+
+def _central(
+    whole_home: list[tuple[str | None, tuple[str, float]]], floor_id: str | None
+) -> list[tuple[str, float]]:
+    """The whole-home thermostats that serve an indoor area without a climate entity of its own:
+    those on its floor (a zone per floor), else every one in the home (one zone)."""
+    on_floor = [serves for floor, serves in whole_home if floor == floor_id and floor is not None]
+    return on_floor or [serves for _, serves in whole_home]
 
 
 def _decimals(text: str) -> int | None:
@@ -474,7 +519,12 @@ def _run(home: Home, index: _Index, seconds: float, step: float, tanks: dict[str
         for entity_id, where in index.tanks
         if entity_id in tanks
     ]
-    pairs = list(zip(drives, airs, strict=True))
+    pairs = [
+        (drive, air)
+        for area, drive, air in zip(index.areas, drives, airs, strict=True)
+        if not area.outdoor
+    ]
+    outdoors = [air for area, air in zip(index.areas, airs, strict=True) if area.outdoor]
     weather = home.weather
     for number in range(steps):
         outdoor = weather.at(start + number * interval)
@@ -483,6 +533,8 @@ def _run(home: Home, index: _Index, seconds: float, step: float, tanks: dict[str
         sunshine = _sunshine(outdoor)
         for drive, air in pairs:
             _step(drive, air, outside, outside_vapour, sunshine)
+        for air in outdoors:
+            air.temperature = outside  # what a tank out there loses heat to
         for tank in work:
             ambient = tank.air.temperature if tank.air is not None else TANK_AMBIENT
             water = ambient + (tank.temperature - ambient) * tank.decay
@@ -494,6 +546,15 @@ def _run(home: Home, index: _Index, seconds: float, step: float, tanks: dict[str
     outdoor = weather.at(start + seconds)
     daylight = _daylight(outdoor)
     for area, drive, air in zip(index.areas, drives, airs, strict=True):
+        if area.outdoor:
+            rooms[area.area_id] = RoomClimate(
+                outdoor.temperature,
+                outdoor.humidity,
+                daylight + drive.lamps,
+                OUTDOOR_CO2,
+                OUTDOOR_PM25,
+            )
+            continue
         temperature = air.temperature
         rooms[area.area_id] = RoomClimate(
             temperature,

@@ -18,12 +18,15 @@ class Floor:
 @dataclass(frozen=True, slots=True)
 class Area:
     """A room. `parent_id` nests rooms (an ensuite inside a bedroom); Home Assistant has no such
-    link, so targeting an area never includes its children, as in Home Assistant."""
+    link, so targeting an area never includes its children, as in Home Assistant. `outdoor` marks
+    a garden, balcony or terrace, whose air is the weather's (twin only: Home Assistant has no
+    such field either)."""
 
     area_id: str
     name: str
     floor_id: str | None = None
     parent_id: str | None = None
+    outdoor: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,9 @@ class HomeFlowEntity(Entity):
         self.virtual = virtual
         self.twin_id = entry.entity_id
         self._attr_unique_id = f"{virtual.entry.entry_id}_{entry.entity_id}"
+        # The twin's id, so that an agent sees the same ids in both; a second home with the same
+        # ids gets Home Assistant's usual "_2" suffix.
+        self.entity_id = entry.entity_id
         self._attr_device_class = entry.device_class  # type: ignore[assignment]
         if entry.entity_category is not None:
             self._attr_entity_category = EntityCategory(entry.entity_category)

@@ -74,7 +74,7 @@ def unregister_home(hass: HomeAssistant, entry_id: str, made: RegistryIds) -> No
     entities = er.async_get(hass)
     for area_id in made["areas"].values():
         in_use = any(
-            device.config_entries != {entry_id}
+            device.config_entry_id != entry_id
             for device in dr.async_entries_for_area(devices, area_id)
         ) or any(
             entity.config_entry_id != entry_id

@@ -1,0 +1,89 @@
+"""Set-up writes the home into Home Assistant's registries; unload and removal clean up."""
+
+from __future__ import annotations
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import floor_registry as fr
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.homeflow.const import DOMAIN
+
+from .conftest import AREAS, every_device_home
+
+
+async def test_registries_hold_the_home(hass: HomeAssistant, loaded_home: MockConfigEntry) -> None:
+    twin = every_device_home()
+    floors = fr.async_get(hass)
+    areas = ar.async_get(hass)
+    assert {f.name for f in floors.async_list_floors()} == {"Ground Floor", "First Floor"}
+    assert {a.name for a in areas.async_list_areas()} == set(AREAS)
+    bedroom = areas.async_get_area_by_name("Bedroom")
+    assert bedroom is not None
+    assert bedroom.floor_id == floors.async_get_floor_by_name("First Floor").floor_id
+
+    devices = dr.async_entries_for_config_entry(dr.async_get(hass), loaded_home.entry_id)
+    assert len(devices) == len(twin.devices)
+    by_name = {device.name: device for device in devices}
+    for device in twin.devices.values():
+        made = by_name[device.name]
+        assert (made.manufacturer, made.model) == (device.manufacturer, device.model)
+        assert areas.async_get_area(made.area_id).name == twin.areas[device.area_id].name
+
+
+async def test_switch_and_sensor_entities_mirror_the_twin(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    entities = er.async_get(hass)
+    twin = loaded_home.runtime_data.home
+    for entity_id in [e for e in twin.entities if e.split(".")[0] in ("switch", "sensor")]:
+        entry = entities.async_get(entity_id)
+        assert entry is not None, entity_id
+        assert entry.unique_id == f"{loaded_home.entry_id}_{entity_id}"
+        state = hass.states.get(entity_id)
+        assert state.state == twin.states[entity_id].state
+        assert state.attributes["friendly_name"] == twin.entities[entity_id].name
+
+
+async def test_a_switch_acts_through_the_twin(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    twin = loaded_home.runtime_data.home
+    switch = next(e for e in twin.entities if e.startswith("switch."))
+    await hass.services.async_call("switch", "toggle", {"entity_id": switch}, blocking=True)
+    assert hass.states.get(switch).state == twin.states[switch].state == "on"
+
+
+async def test_a_second_home_does_not_collide(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    second = MockConfigEntry(
+        domain=DOMAIN,
+        title="Cabin",
+        unique_id="cabin",
+        data=dict(loaded_home.data),
+        options={"physics": False},
+    )
+    second.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(second.entry_id)
+    await hass.async_block_till_done()
+    areas = {a.name for a in ar.async_get(hass).async_list_areas()}
+    assert areas == set(AREAS) | {f"Cabin {name}" for name in AREAS}
+    switch = next(e for e in loaded_home.runtime_data.home.entities if e.startswith("switch."))
+    assert hass.states.get(f"{switch}_2") is not None
+
+
+async def test_unload_then_remove_cleans_up(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    assert await hass.config_entries.async_unload(loaded_home.entry_id)
+    await hass.async_block_till_done()
+    assert loaded_home.state is ConfigEntryState.NOT_LOADED
+    await hass.config_entries.async_remove(loaded_home.entry_id)
+    await hass.async_block_till_done()
+    assert list(ar.async_get(hass).async_list_areas()) == []
+    assert list(fr.async_get(hass).async_list_floors()) == []
+    assert dr.async_entries_for_config_entry(dr.async_get(hass), loaded_home.entry_id) == []
