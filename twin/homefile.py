@@ -747,7 +747,7 @@ def _device_document(
 
 
 def _area_document(area: Area) -> dict[str, Any]:
-    document = {"id": area.area_id, "name": area.name}
+    document: dict[str, Any] = {"id": area.area_id, "name": area.name}
     if area.floor_id is not None:
         document["floor"] = area.floor_id
     if area.parent_id is not None:

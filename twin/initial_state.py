@@ -125,7 +125,7 @@ class _InitialState:
             for spec in catalog[device.device_type].entities:
                 entry = self.home.entities[f"{spec.domain}.{spec.object_id(slug)}"]
                 self.entities.setdefault(device.area_id, []).append((entry, device.device_type))
-                if device.device_type == "smart_thermostat":
+                if device.device_type in physics.WHOLE_HOME_TYPES and spec.domain == "climate":
                     self.central.append(entry)
                 decide = deciders.get(spec.domain)
                 if decide is not None:
@@ -225,7 +225,7 @@ class _InitialState:
         activity = self.activity[area_id]
         outside = self.outdoor.temperature
         sleeping = activity == "asleep" or self.phase == "night"
-        if device_type == "smart_thermostat":
+        if device_type in physics.WHOLE_HOME_TYPES:
             indoor = self.indoor
             present = self.at_home
         else:
@@ -489,8 +489,8 @@ class _InitialState:
         if room.outdoor:
             outdoor = self.outdoor
             return RoomClimate(
-                outdoor.temperature,
-                outdoor.humidity,
+                round(outdoor.temperature, 2),
+                round(outdoor.humidity, 1),
                 round(daylight + lamps, 1),
                 physics.OUTDOOR_CO2,
                 physics.OUTDOOR_PM25,

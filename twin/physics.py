@@ -3,11 +3,11 @@
 Every area is one well-mixed room of ROOM_AREA_M2 (volume V = ROOM_VOLUME_M3) with a window, a
 constant OCCUPANTS people on average (no schedule yet), and the devices in it. An outdoor area
 (a garden, balcony or terrace: `Area.outdoor`) is no room: its air is the outdoor air, at the
-weather's temperature and humidity, OUTDOOR_CO2 and OUTDOOR_PM25, in full daylight (see
-Illuminance), and its devices do not change it. Time runs in equal
-steps of at most `step` seconds; within a step what the devices do is fixed and the outdoor
-conditions are those at the step's start. Each linear relaxation is stepped exactly,
-x <- x_eq + (x - x_eq) e^(-k dt), so no step size makes it overshoot or oscillate.
+weather's temperature and humidity, OUTDOOR_CO2 and OUTDOOR_PM25, in full daylight, and its
+devices do not change it (lamps still light it). Time runs in equal steps of at most `step`
+seconds; within a step what the devices do is fixed and the outdoor conditions are those at the
+step's start. Each linear relaxation is stepped exactly, x <- x_eq + (x - x_eq) e^(-k dt), so no
+step size makes it overshoot or oscillate.
 
 Ventilation, in air changes per hour:
     n = INFILTRATION_ACH + WINDOW_ACH * sum(window openings) + EXHAUST_M3_H / V * (exhaust fans on)
@@ -24,19 +24,23 @@ with m the running fans' speeds summed (0..1 each, at most 1 in all; a climate e
 counts as a fan at full speed), h the sun's elevation, c the cloud
 cover, lights' watts = lumens / LUMENS_PER_WATT, and s_heat = SHADED_SUN_HEAT + (1 -
 SHADED_SUN_HEAT) f for the open fraction f of the area's blinds, shades, curtains and shutters
-(1 without any). The room's time constant 1/k is about 60 hours with the windows shut (n =
-INFILTRATION_ACH, no fan): from 20 °C with 0 °C outdoors an unheated room loses some 5.5 °C in
-its first day (about 6.5 °C towards the outdoors, less what its occupants give) and settles
-W P_people / k, about 2.5 °C, above the outdoors; an open window shortens it to a few hours.
+(1 without any). The figure aimed for: with the windows shut (n = INFILTRATION_ACH, no fan) the
+room's time constant 1/k is about 60 hours, so from 20 °C with 0 °C outdoors an unheated room
+loses some 5.5 °C in its first day (6.5 °C towards the outdoors, less what its occupants give)
+and settles W P_people / k, about 2.7 °C, above the outdoors; a wide-open window brings 1/k down
+to about 9 hours.
+
 Then each climate entity that conditions the room and heats (heat, heat_cool, auto, below its
 target or range) or cools (cool, heat_cool, auto, above it) moves T towards its target by at most
-its capacity * dt and never past it. A climate entity conditions its own area; a whole-home
-thermostat (device types WHOLE_HOME_TYPES: central heating or cooling, a radiator or vent in every
-room) also conditions every indoor area with no climate entity of its own, at its full capacity
-in each: those on its floor, or, where a floor has no whole-home thermostat (or an area has no
-floor), those of every whole-home thermostat in the home. The capacity, in °C/h, is the
-entity's `capacity` capability when it has one, else CAPACITY_BY_TYPE for its device type, else
-DEFAULT_CAPACITY.
+its capacity * dt and never past it. A climate entity conditions its own area. A whole-home
+thermostat (device types WHOLE_HOME_TYPES: central heating or cooling, with a radiator or vent in
+every room) also conditions, at its full capacity in each, every indoor area that has no climate
+entity of its own: such an area is served by the whole-home thermostats on its floor (a zone per
+floor), or by all of the home's when its floor has none or it has no floor (one zone). A room
+with its own split AC, radiator thermostat, portable AC or heat pump is left to that device. The
+thermostat's own current_temperature and hvac_action still read only its own area. The capacity,
+in °C/h, is the entity's `capacity` capability when it has one, else CAPACITY_BY_TYPE for its
+device type, else DEFAULT_CAPACITY.
 
 Humidity, as absolute humidity a (g/m³) so that it follows temperature; relative humidity is
     RH = 100 a / a_s(T),  a_s(T) = 216.7 e_s(T) / (273.15 + T),
@@ -56,7 +60,7 @@ Illuminance (lx), at the end of each advance: daylight plus lamps,
     E = DAYLIGHT_FACTOR * 100000 sin(h) (1 - 0.75 c) * s_light
         + LIGHT_UTILISATION / ROOM_AREA_M2 * sum(lumens * brightness / 255)
 with s_light = SHADED_DAYLIGHT + (1 - SHADED_DAYLIGHT) f and lumens LUMENS_BY_TYPE by device type
-(DEFAULT_LUMENS otherwise).
+(DEFAULT_LUMENS otherwise). An outdoor area has all the daylight: DAYLIGHT_FACTOR * s_light is 1.
 
 Devices with a clock: a water heater that is on heats its tank towards its target at
 WATER_HEATING_K_H (by operation mode) and the tank loses heat to the room with a time constant of
@@ -103,6 +107,7 @@ OCCUPANTS = 0.5  # people, on average: a household of two or three over five or 
 # with the air that leaks out. With the windows shut that is a time constant of about 60 hours:
 # an unheated room falls some 5-6 °C in its first day from 20 °C with 0 °C outdoors (a well-kept
 # house of the 1990s or later; old, draughty ones are nearer 30 hours, passive houses over 100).
+# A wide-open window brings it down to about 9 hours.
 ROOM_HEAT_CAPACITY_WH_PER_K = 900.0
 ENVELOPE_CONDUCTANCE_W_PER_K = 8.0  # about 10 m² of outer wall and a 2 m² window
 INSULATION_HOURS = ROOM_HEAT_CAPACITY_WH_PER_K / ENVELOPE_CONDUCTANCE_W_PER_K  # 112.5 h
@@ -161,7 +166,8 @@ DEFAULT_PRESET_SPEED = 0.5
 # Heating and cooling, in °C/h: the device's power over the room's heat capacity (1 kW is about
 # 1.1 °C/h). Generous for a room's radiator or air conditioner, because the one heat store of the
 # model warms as fast as the air a thermostat reads: a room reaches its target within an hour or
-# two, and holds it against 60 °C of frost or 50 °C of heat and sun.
+# two. A shut room loses about 1.2 °C/h at -50 °C outdoors and gains under 0.8 °C/h at 49 °C in
+# full sun (the extremes of the built-in cities' weather), so every device holds its target.
 CAPACITY = "capacity"
 DEFAULT_CAPACITY = 6.0
 CAPACITY_BY_TYPE = {

@@ -126,7 +126,15 @@ def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
     for floor_id in draw(st.lists(SLUGS, max_size=3, unique=True)):
         home.add_floor(Floor(floor_id, draw(NAMES), draw(st.integers(-3, 9))))
     for area_id in draw(st.lists(SLUGS, max_size=4, unique=True)):
-        home.add_area(Area(area_id, draw(NAMES), draw(maybe(home.floors)), draw(maybe(home.areas))))
+        home.add_area(
+            Area(
+                area_id,
+                draw(NAMES),
+                draw(maybe(home.floors)),
+                draw(maybe(home.areas)),
+                draw(st.booleans()),
+            )
+        )
     for device_id in draw(st.lists(SLUGS, max_size=3, unique=True)):
         device_type = draw(st.sampled_from([None, "smart_plug", "retired_type"]))
         optional_names = st.none() | NAMES
@@ -316,6 +324,26 @@ def test_weather_and_rooms_are_written_where_they_differ_from_the_defaults() -> 
     assert_same_home(load_home(dump_home(home)), home)
 
 
+def test_outdoor_areas_are_written_as_such_and_load_back_outdoors() -> None:
+    home = Home()
+    home.add_area(Area("garden", "Garden", outdoor=True))
+    home.add_area(Area("hall", "Hall"))
+    text = dump_home(home)
+    assert "- id: garden\n  name: Garden\n  outdoor: true\n- id: hall\n  name: Hall\n" in text
+    loaded = load_home(text)
+    assert loaded.areas["garden"].outdoor
+    assert not loaded.areas["hall"].outdoor
+    assert_same_home(loaded, home)
+    exported = json.loads(json.dumps(export_ha_snapshot(home)))
+    assert [area["outdoor"] for area in exported["areas"]] == [True, False]
+    again, _ = import_ha_snapshot(exported)
+    assert_same_home(again, home)
+    # Home Assistant's own snapshots have no such key: their areas are indoors.
+    for area in exported["areas"]:
+        del area["outdoor"]
+    assert not any(area.outdoor for area in import_ha_snapshot(exported)[0].areas.values())
+
+
 def test_a_home_the_physics_moved_loads_back_and_runs_on_the_same() -> None:
     home = load_home(DEMO)
     home.weather = Weather("Oslo", 3)
@@ -371,6 +399,7 @@ BAD_HOMES = [
     ("areas:\n  - {id: a, name: A, floor: attic}\n", "areas[0]: No floor with id 'attic'"),
     ("areas:\n  - {id: a, name: A, parent: b}\n", "areas[0]: No area with id 'b'"),
     ("areas:\n  - {id: a, name: A, parent: a}\n", "areas[0]: parent 'a' is itself inside 'a'"),
+    ("areas:\n  - {id: a, name: A, outdoor: maybe}\n", "areas[0].outdoor"),
     (
         "areas:\n  - {id: a, name: A, parent: b}\n  - {id: b, name: B, parent: a}\n",
         "areas[1]: parent 'a' is itself inside 'b'",
@@ -924,6 +953,7 @@ BAD_SNAPSHOTS: list[tuple[Any, str]] = [
     (_broken(lambda s: s["areas"][1].update(floor_id="cellar")), "areas[1]: No floor with id"),
     (_broken(lambda s: s["devices"][0].update(area_id="attic")), "devices[0]: No area with id"),
     (_broken(lambda s: s["floors"][0].update(level="low")), "floors[0].level"),
+    (_broken(lambda s: s["areas"][0].update(outdoor="yes")), "areas[0].outdoor"),
     (
         _broken(lambda s: s["floors"].append(s["floors"][0])),
         "floors[3]: There is already a floor",

@@ -26,6 +26,7 @@ from twin.homemaker import (
     plan_home,
     summary,
 )
+from twin.physics import OUTDOOR_CO2, OUTDOOR_PM25
 from twin.weather import Weather, city
 
 SAMPLE = 1000
@@ -273,6 +274,37 @@ def test_nested_rooms_sit_in_their_bedroom(sample: list[tuple[HomePlan, Home]]) 
             if room.kind not in ("walk_in_closet", "ensuite"):
                 assert room.area.parent_id is None
     assert nested > SAMPLE / 4
+
+
+def test_gardens_balconies_and_terraces_are_outdoors(
+    sample: list[tuple[HomePlan, Home]],
+) -> None:
+    outdoors = {"garden", "balcony", "terrace"}
+    seen = set()
+    for plan, home in sample:
+        for room in plan.rooms:
+            area = home.areas[room.area.area_id]
+            assert area == room.area
+            assert area.outdoor == room.outdoor == (room.kind in outdoors)
+            if area.outdoor:
+                seen.add(room.kind)
+    assert seen == outdoors
+
+
+def test_outdoor_rooms_start_and_stay_in_the_weather() -> None:
+    home = make_home(2, "house", city="Berlin", when=datetime(2026, 1, 20, 17, 0))
+    outdoor_ids = [area_id for area_id, area in home.areas.items() if area.outdoor]
+    assert outdoor_ids
+    for hour in range(3):
+        now = home.weather.at(home.now)
+        for area_id in outdoor_ids:
+            room = home.rooms[area_id]
+            # HomeMaker writes the rooms as a home file shows them: to a hundredth of a degree.
+            exact = 1e-9 if hour else 0.05
+            assert room.temperature == pytest.approx(now.temperature, abs=exact)
+            assert room.humidity == pytest.approx(now.humidity, abs=exact)
+            assert (room.co2, room.pm25) == (OUTDOOR_CO2, OUTDOOR_PM25)
+        home.advance(3600)
 
 
 def test_every_catalog_type_is_placed(sample: list[tuple[HomePlan, Home]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,7 +20,15 @@ from twin.domains.humidifier import action
 from twin.errors import InvalidServiceDataError
 from twin.home import Home
 from twin.outdoor import ConstantWeather, Outdoor
-from twin.physics import AC_DRY_FLOOR, OUTDOOR_CO2, OUTDOOR_PM25, saturation_vapour
+from twin.physics import (
+    AC_DRY_FLOOR,
+    DEFAULT_LUMENS,
+    LIGHT_UTILISATION,
+    OUTDOOR_CO2,
+    OUTDOOR_PM25,
+    ROOM_AREA_M2,
+    saturation_vapour,
+)
 from twin.registry import Area, EntityEntry, Floor
 from twin.room import RoomClimate
 from twin.weather import Weather
@@ -198,9 +207,11 @@ def test_an_air_purifier_cleans_more_the_faster_it_runs(preset: str) -> None:
 
 
 def test_a_dehumidifier_dries_to_its_target_and_idles() -> None:
+    # Damp air leaks in from outdoors, so the room would rise above the target without it.
     damp = RoomClimate(humidity=80.0)
-    home = make_home("dehumidifier:Dehumidifier", room=damp)
-    off = make_home("dehumidifier:Dehumidifier", room=damp)
+    damp_night = Outdoor(temperature=15.0, humidity=95.0, sun_elevation=-10.0, cloud_cover=1.0)
+    home = make_home("dehumidifier:Dehumidifier", outdoor=damp_night, room=damp)
+    off = make_home("dehumidifier:Dehumidifier", outdoor=damp_night, room=damp)
     call(home, "humidifier", "set_humidity", "humidifier.dehumidifier", humidity=50)
     call(home, "humidifier", "turn_on", "humidifier.dehumidifier")
     assert after(home, 10 * 60).humidity < after(off, 10 * 60).humidity
@@ -268,9 +279,196 @@ def test_people_breathe_co2_that_settles_above_outdoors() -> None:
 
 def test_rooms_without_devices_drift_to_the_weather() -> None:
     home = make_home(outdoor=COLD_NIGHT, room=RoomClimate(temperature=21.0, pm25=30.0))
-    room = after(home, 14 * 24 * HOUR)
-    assert 0.0 < room.temperature < 1.5
+    room = after(home, 30 * 24 * HOUR)
+    # Its occupants' heat keeps it a little above the weather.
+    assert 1.5 < room.temperature < 4.0
     assert room.pm25 < OUTDOOR_PM25
+
+
+def test_an_unheated_room_loses_a_few_degrees_in_its_first_day() -> None:
+    """A lived-in home's walls and furniture hold the heat for tens of hours."""
+    home = make_home(outdoor=COLD_NIGHT, room=RoomClimate(temperature=20.0))
+    assert 4.0 <= 20.0 - after(home, 24 * HOUR).temperature <= 8.0
+
+
+# --- whole-home thermostats and room climates ----------------------------------------------------
+
+
+def make_house(outdoor: Outdoor = COLD_NIGHT, start: float = 15.0) -> Home:
+    """A hallway with the home's thermostat, a living room with no climate entity, a study with a
+    radiator thermostat, a bathroom with an air conditioner and a garden; a bedroom upstairs."""
+    home = Home("House", weather=ConstantWeather(outdoor))
+    home.add_floor(Floor("ground", "Ground"))
+    home.add_floor(Floor("upstairs", "Upstairs", 1))
+    for area_id, floor_id in [("hallway", "ground"), ("living", "ground"), ("study", "ground"),
+                              ("bathroom", "ground"), ("bedroom", "upstairs")]:  # fmt: skip
+        home.add_area(Area(area_id, area_id.title(), floor_id))
+        home.rooms[area_id] = RoomClimate(temperature=start)
+    home.add_area(Area("garden", "Garden", "ground", outdoor=True))
+    for type_id, name, area_id in [
+        ("smart_thermostat", "Thermostat", "hallway"),
+        ("radiator_thermostat", "Radiator", "study"),
+        ("split_air_conditioner", "AC", "bathroom"),
+        ("temperature_sensor", "Living Meter", "living"),
+    ]:
+        CATALOG[type_id].install(home, slugify(name), name, area_id)
+    return home
+
+
+def temperatures(home: Home) -> dict[str, float]:
+    return {area_id: round(room.temperature, 6) for area_id, room in home.rooms.items()}
+
+
+def test_a_whole_home_thermostat_heats_every_indoor_room_without_a_climate_of_its_own() -> None:
+    home = make_house()
+    call(home, "climate", "set_temperature", "climate.thermostat", temperature=21,
+         hvac_mode="heat")  # fmt: skip
+    call(home, "climate", "set_temperature", "climate.radiator", temperature=18)
+    call(home, "climate", "turn_off", "climate.ac")
+    home.advance(12 * HOUR)
+    heated = temperatures(home)
+    # One thermostat is one zone: the floor upstairs, which has none, is heated by it too.
+    assert heated["hallway"] == heated["living"] == heated["bedroom"] == 21.0
+    assert heated["study"] == 18.0  # its radiator, not the thermostat
+    assert heated["bathroom"] < 15.0  # its air conditioner is off; the thermostat leaves it alone
+    assert heated["garden"] == 0.0  # outdoors
+    assert home.state("sensor.living_meter").state == "21.0"
+
+
+def test_a_whole_home_thermostat_shows_and_acts_on_its_own_room() -> None:
+    home = make_house(start=21.0)
+    home.rooms["living"] = RoomClimate(temperature=15.0)
+    call(home, "climate", "set_temperature", "climate.thermostat", temperature=21,
+         hvac_mode="heat")  # fmt: skip
+    home.advance(60)
+    assert attr(home, "climate.thermostat", "current_temperature") == 21.0
+    assert attr(home, "climate.thermostat", "hvac_action") == "idle"
+    assert 15.0 < home.rooms["living"].temperature < 21.0
+    home.rooms["hallway"] = RoomClimate(temperature=17.0)
+    home.advance(60)
+    assert attr(home, "climate.thermostat", "hvac_action") == "heating"
+    assert attr(home, "climate.thermostat", "current_temperature") < 21.0
+
+
+def test_each_floor_with_a_whole_home_thermostat_is_its_own_zone() -> None:
+    home = make_house()
+    home.add_area(Area("landing", "Landing", "upstairs"))
+    CATALOG["smart_thermostat"].install(home, "upstairs_thermostat", "Upstairs", "landing")
+    call(home, "climate", "set_temperature", "climate.thermostat", temperature=21,
+         hvac_mode="heat")  # fmt: skip
+    call(home, "climate", "set_temperature", "climate.upstairs", temperature=18,
+         hvac_mode="heat")  # fmt: skip
+    home.advance(12 * HOUR)
+    heated = temperatures(home)
+    assert heated["living"] == 21.0
+    assert heated["bedroom"] == heated["landing"] == 18.0
+
+
+def test_a_whole_home_thermostat_that_is_off_heats_nothing() -> None:
+    home = make_house()
+    for entity_id in ("climate.thermostat", "climate.radiator"):
+        call(home, "climate", "turn_off", entity_id)
+    home.advance(HOUR)
+    assert all(temperature < 15.0 for temperature in temperatures(home).values())
+
+
+def test_a_whole_home_thermostat_cools_the_rooms_it_serves_on_a_hot_day() -> None:
+    home = make_house(outdoor=HOT_NOON, start=30.0)
+    call(home, "climate", "set_temperature", "climate.thermostat", temperature=24,
+         hvac_mode="cool")  # fmt: skip
+    home.advance(6 * HOUR)
+    cooled = temperatures(home)
+    assert cooled["hallway"] == cooled["living"] == cooled["bedroom"] == 24.0
+    assert cooled["bathroom"] > 30.0  # its own air conditioner is off
+    assert cooled["garden"] == 32.0
+
+
+# --- outdoor areas -------------------------------------------------------------------------------
+
+
+def test_outdoor_areas_are_the_weather() -> None:
+    weather = Weather("Berlin", 3)
+    home = Home("Garden", now=JULY, weather=weather)
+    home.add_area(Area("garden", "Garden", outdoor=True))
+    home.add_area(Area("room", "Room"))
+    for type_id, name in [("dimmable_bulb", "Path Lights"), ("radiator_thermostat", "Heater"),
+                          ("temperature_humidity_sensor", "Meter")]:  # fmt: skip
+        CATALOG[type_id].install(home, slugify(name), name, "garden")
+    call(home, "climate", "set_temperature", "climate.heater", temperature=30)
+    call(home, "light", "turn_on", "light.path_lights")
+    lamp = LIGHT_UTILISATION / ROOM_AREA_M2 * DEFAULT_LUMENS
+    noon = 0.0
+    for _ in range(24):
+        home.advance(HOUR)
+        outdoor = weather.at(home.now)
+        garden = home.rooms["garden"]
+        assert garden.temperature == outdoor.temperature
+        assert garden.humidity == outdoor.humidity
+        assert (garden.co2, garden.pm25) == (OUTDOOR_CO2, OUTDOOR_PM25)
+        assert home.state("sensor.meter_temperature").state == f"{outdoor.temperature:.1f}"
+        daylight = 0.0
+        if outdoor.sun_elevation > 0:
+            clouds = 1.0 - 0.75 * outdoor.cloud_cover
+            daylight = 100000.0 * math.sin(math.radians(outdoor.sun_elevation)) * clouds
+            noon = max(noon, garden.illuminance / home.rooms["room"].illuminance)
+        assert garden.illuminance == pytest.approx(daylight + lamp)
+    assert noon > 20  # full daylight, of which a room gets a few per cent
+    assert home.rooms["room"].temperature != weather.at(home.now).temperature
+
+
+# --- heating and cooling hold their targets in the hardest climates ------------------------------
+
+JANUARY = datetime(2026, 1, 10, tzinfo=UTC).timestamp()
+JULY = datetime(2026, 7, 10, tzinfo=UTC).timestamp()
+
+
+def a_week(home: Home, city: str) -> tuple[list[float], list[float]]:
+    """The room's and the outdoor temperatures, hour by hour, through a week of a city's weather."""
+    home.weather = weather = Weather(city, 5)
+    indoors, outdoors = [], []
+    for _ in range(7 * 24):
+        outdoors.append(weather.at(home.now).temperature)
+        indoors.append(after(home, HOUR).temperature)
+    return indoors, outdoors
+
+
+@pytest.mark.parametrize("city", ["Oslo", "Moscow", "Yakutsk"])
+@pytest.mark.parametrize(
+    "device", ["smart_thermostat", "radiator_thermostat", "heat_pump", "split_air_conditioner"]
+)
+def test_heating_holds_21_degrees_through_a_week_of_january(city: str, device: str) -> None:
+    home = make_home(f"{device}:Heating", room=RoomClimate(temperature=21.0))
+    home.now = JANUARY
+    call(home, "climate", "set_temperature", "climate.heating", temperature=21, hvac_mode="heat")
+    indoors, outdoors = a_week(home, city)
+    assert min(outdoors) < 0.0
+    assert indoors == pytest.approx([21.0] * len(indoors))
+
+
+@pytest.mark.parametrize("city", ["Phoenix", "Dubai"])
+@pytest.mark.parametrize(
+    "device",
+    ["smart_thermostat", "split_air_conditioner", "heat_pump", "portable_air_conditioner"],
+)
+def test_cooling_holds_24_degrees_through_a_week_of_july(city: str, device: str) -> None:
+    home = make_home(f"{device}:Cooling", room=RoomClimate(temperature=24.0))
+    home.now = JULY
+    call(home, "climate", "set_temperature", "climate.cooling", temperature=24, hvac_mode="cool")
+    indoors, outdoors = a_week(home, city)
+    assert max(outdoors) > 38.0
+    assert indoors == pytest.approx([24.0] * len(indoors))
+
+
+def test_a_whole_home_thermostat_holds_the_rooms_it_serves_through_a_moscow_january() -> None:
+    home = make_house(start=21.0)
+    home.now = JANUARY
+    call(home, "climate", "set_temperature", "climate.thermostat", temperature=21,
+         hvac_mode="heat")  # fmt: skip
+    home.weather = Weather("Moscow", 5)
+    for _ in range(7 * 24):
+        home.advance(HOUR)
+        assert home.rooms["living"].temperature == pytest.approx(21.0)
+        assert home.rooms["bedroom"].temperature == pytest.approx(21.0)
 
 
 # --- bounds, determinism, snapshots --------------------------------------------------------------
@@ -589,7 +787,7 @@ def test_conditions_read_the_rooms_the_physics_moves() -> None:
     warm = compile_condition('area("room").temperature >= 19.9')
     assert warm.holds(home)
     call(home, "climate", "turn_off", "climate.radiator")
-    home.advance(2 * HOUR)
+    home.advance(6 * HOUR)
     assert not warm.holds(home)
     call(home, "climate", "turn_on", "climate.radiator")
     home.advance(4 * HOUR)
