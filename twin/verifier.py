@@ -19,7 +19,7 @@ from .state import State
 # Domains whose states the room physics moves, and attributes it moves on other entities; neither
 # is the agent's doing, so neither is collateral.
 PHYSICS_DOMAINS = ("sensor.", "binary_sensor.")
-PHYSICS_ATTRIBUTES = frozenset({"current_temperature", "current_humidity"})
+PHYSICS_ATTRIBUTES = frozenset({"current_temperature", "current_humidity", "hvac_action", "action"})
 _ABSENT = object()
 
 

@@ -5,14 +5,25 @@ from __future__ import annotations
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryError
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import ConfigType
 
 from twin.errors import TwinError
 
-from .const import PLATFORMS
+from .const import DOMAIN, PLATFORMS
 from .registry import register_home, unregister_home
+from .services import async_setup_services
 from .virtual_home import VirtualHome, home_store
 
 type HomeFlowConfigEntry = ConfigEntry[VirtualHome]
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the integration's actions, once for all homes."""
+    async_setup_services(hass)
+    return True
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +17,7 @@ from twin.home import Home
 from twin.homefile import dump_home, import_ha_snapshot, load_home
 from twin.homemaker import make_home
 from twin.registry import EntityEntry
+from twin.verifier import Verifier
 
 from .const import (
     CONF_CITY,
@@ -46,14 +47,16 @@ def build_home(data: Mapping[str, Any]) -> Home:
         return make_home(
             data[CONF_SEED], data.get(CONF_HOME_TYPE), data.get(CONF_SIZE), data.get(CONF_CITY)
         )
-    text = data[CONF_HOME]
+    # The twin reads a string without a line break as a file name; an entry holds the text itself.
+    text = f"{data[CONF_HOME]}\n"
     if text.lstrip().startswith("{"):
         return import_ha_snapshot(text)[0]
     return load_home(text)
 
 
 def home_store(hass: HomeAssistant, entry_id: str) -> Store[dict[str, Any]]:
-    """Where a home's state lives between restarts: {"home": home file, "registry": ids}."""
+    """Where a home's state lives between restarts: {"home": home file, "registry": ids,
+    "goal": {"conditions": [...], "start": home file of the task's start} or None}."""
     return Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}")
 
 
@@ -72,6 +75,9 @@ class VirtualHome:
         self.store = home_store(hass, entry.entry_id)
         # The Home Assistant floors and areas made for the twin's, kept across restarts.
         self.registry_ids: RegistryIds = {"floors": {}, "areas": {}}
+        # The task set with homeflow.set_goal, and what of it is stored.
+        self.goal: Verifier | None = None
+        self._goal_data: dict[str, Any] | None = None
         self._listeners: dict[str, CALLBACK_TYPE] = {}
         self._stop_clock: CALLBACK_TYPE | None = None
 
@@ -80,12 +86,15 @@ class VirtualHome:
         """The stored home of `entry` if there is one, else a new one from its description."""
         virtual = cls(hass, entry, Home())
         stored = await virtual.store.async_load()
-        text = stored["home"] if stored else None
-        virtual.home = await hass.async_add_executor_job(
-            lambda: load_home(text) if text is not None else build_home(entry.data)
-        )
-        if stored:
-            virtual.registry_ids = stored["registry"]
+        if stored is None:
+            virtual.home = await hass.async_add_executor_job(build_home, entry.data)
+            return virtual
+        virtual.home = await hass.async_add_executor_job(load_home, stored["home"])
+        virtual.registry_ids = stored["registry"]
+        if goal := stored.get("goal"):
+            start = await hass.async_add_executor_job(load_home, goal["start"])
+            virtual.goal = Verifier(start, goal["conditions"])
+            virtual._goal_data = goal
         return virtual
 
     def entities_of(self, domain: str) -> list[EntityEntry]:
@@ -114,10 +123,50 @@ class VirtualHome:
         for entity_id in entity_ids:
             if (write_state := self._listeners.get(entity_id)) is not None:
                 write_state()
+        self._save_soon()
+
+    @callback
+    def _save_soon(self) -> None:
+        """Store the home after SAVE_DELAY, with whatever else changes until then."""
         self.store.async_delay_save(self._data_to_save, SAVE_DELAY)
 
     def _data_to_save(self) -> dict[str, Any]:
-        return {"home": dump_home(self.home), "registry": self.registry_ids}
+        return {
+            "home": dump_home(self.home),
+            "registry": self.registry_ids,
+            "goal": self._goal_data,
+        }
+
+    # --- the task ------------------------------------------------------------------------------
+
+    @callback
+    def set_goal(self, conditions: Sequence[str]) -> None:
+        """Hold the home to `conditions` from now on, replacing any goal (raises ConditionError)."""
+        self.goal = Verifier(self.home, conditions)
+        self._goal_data = {"conditions": list(conditions), "start": dump_home(self.home)}
+        self._save_soon()
+
+    def verify(self) -> dict[str, Any] | None:
+        """The goal's status now: each condition, whether all hold, and the entities changed
+        since it was set that no condition covers; None without a goal."""
+        if self.goal is None:
+            return None
+        report = self.goal.step(self.home)
+        return {
+            "done": report.done,
+            "conditions": [
+                {"condition": status.text, "satisfied": status.satisfied, "error": status.error}
+                for status in report.conditions
+            ],
+            "collateral": list(report.collateral),
+        }
+
+    async def async_reset(self) -> None:
+        """Go back to the home's initial state, as its config entry describes it; drop the goal."""
+        home = await self.hass.async_add_executor_job(build_home, self.entry.data)
+        self.goal = None
+        self._goal_data = None
+        self.replace(home)
 
     # --- time ----------------------------------------------------------------------------------
 
@@ -158,7 +207,7 @@ class VirtualHome:
         """Put a whole new state of the home in place (reset), keeping the registries' entities."""
         before = self.home.states
         self.home.restore(home.snapshot())
-        self._publish(eid for eid, state in self.home.states.items() if before[eid] is not state)
+        self._publish(eid for eid, state in self.home.states.items() if before[eid] != state)
 
     async def async_save_now(self) -> None:
         """Write the twin to storage at once (on unload)."""

@@ -71,7 +71,8 @@ async def test_import_a_home_file(hass: HomeAssistant) -> None:
 async def test_a_broken_home_file_is_refused_with_the_reason(hass: HomeAssistant) -> None:
     result = await _start(hass, "import_home")
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"name": "Copy", "home": "devices: [{id: x, type: toaster}]"}
+        result["flow_id"],
+        {"name": "Copy", "home": "devices: [{id: x, name: Toast, type: toaster}]"},
     )
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "invalid_home"}

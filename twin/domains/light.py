@@ -20,7 +20,9 @@ import voluptuous as vol
 
 from .. import color
 from ..errors import HomeDefinitionError, ServiceValidationError
+from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Service, schema
+from ..state import State
 from ..validation import string
 
 # Colour modes (Home Assistant's ColorMode) and the groups light/const.py builds from them.
@@ -211,6 +213,18 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
             return
     entity.state = "off"
     light.show()
+
+
+def remembered(entry: EntityEntry, state: State) -> Mapping[str, Any]:
+    """What the light remembers, on or off (LightEntity's `_attr_*`): what HA's light code reads.
+
+    Home Assistant converts a colour temperature or `white: true` with the brightness of a light
+    that is off, and derives the colours it shows from the unrounded colour; an entity that
+    answers from this memory makes Home Assistant's state and normalisation the twin's.
+    """
+    if "color_mode" in state.hidden:
+        return state.hidden
+    return _Light(EntityDraft.of(entry, state)).memory
 
 
 class _Light:
