@@ -10,7 +10,10 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import floor_registry as fr
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.homeflow.const import DOMAIN
+from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
+from twin.home import Home
+from twin.homefile import dump_home
+from twin.registry import Area, EntityEntry
 
 from .conftest import AREAS, every_device_home
 
@@ -87,3 +90,44 @@ async def test_unload_then_remove_cleans_up(
     assert list(ar.async_get(hass).async_list_areas()) == []
     assert list(fr.async_get(hass).async_list_floors()) == []
     assert dr.async_entries_for_config_entry(dr.async_get(hass), loaded_home.entry_id) == []
+
+
+async def test_entities_without_a_device_and_odd_sensor_states(hass: HomeAssistant) -> None:
+    """Imported homes may hold entities with no device, text sensors and unreadable numbers."""
+    home = Home("Odd Home")
+    home.add_area(Area("porch", "Porch"))
+    home.add_entity(
+        EntityEntry(
+            "sensor.porch_temperature",
+            "Porch temperature",
+            area_id="porch",
+            device_class="temperature",
+            unit_of_measurement="°C",
+        ),
+        "unknown",
+    )
+    home.add_entity(EntityEntry("sensor.porch_status", "Porch status"), "all clear")
+    home.add_entity(
+        EntityEntry("sensor.porch_power", "Porch power", unit_of_measurement="W"), "n/a"
+    )
+    home.add_entity(
+        EntityEntry("sensor.porch_energy", "Porch energy", unit_of_measurement="kWh"), "-3"
+    )
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Odd Home",
+        unique_id="odd_home",
+        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(home)},
+        options={"physics": False},
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert hass.states.get("sensor.porch_temperature").state == "unknown"
+    assert hass.states.get("sensor.porch_temperature").attributes["friendly_name"] == (
+        "Porch temperature"
+    )
+    assert hass.states.get("sensor.porch_status").state == "all clear"
+    assert hass.states.get("sensor.porch_power").state == "unknown"
+    assert hass.states.get("sensor.porch_energy").state == "-3"
+    assert er.async_get(hass).async_get("sensor.porch_status").device_id is None
