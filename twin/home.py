@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from .errors import (
     InvalidServiceDataError,
     ServiceNotFoundError,
     ServiceNotSupportedError,
+    TwinError,
 )
 from .outdoor import ConstantWeather, OutdoorSource
 from .registry import Area, Device, EntityEntry, Floor
@@ -28,6 +30,7 @@ from .validation import (
     ENTITY_MATCH_NONE,
     TARGET_KEYS,
     TARGET_SCHEMA,
+    entity_ids,
     valid_entity_id,
 )
 
@@ -38,6 +41,8 @@ CROSS_DOMAIN_SERVICES = ("turn_on", "turn_off", "toggle")
 
 # A service, the entities it acts on, and its validated data.
 Call = tuple[Service, list[EntityEntry], dict[str, Any]]
+# homeassistant.turn_on/turn_off/toggle's schema: entity ids (neither all nor none), anything else.
+CROSS_DOMAIN_SCHEMA = vol.Schema({vol.Optional(ATTR_ENTITY_ID): entity_ids}, extra=vol.ALLOW_EXTRA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,16 @@ class ServiceResult:
 
     entity_ids: tuple[str, ...]
     changed: tuple[State, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """A call applied entity by entity: what it did, the error to raise, and whether that error
+    came before Home Assistant could wait on anything (no entity, or a single one, was reached)."""
+
+    result: ServiceResult
+    error: TwinError | None = None
+    early: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +76,8 @@ class Home:
     """A home that behaves like Home Assistant: registries, states and entity services.
 
     A service call is validated completely before anything changes; a call on several entities
-    changes all of them or none.
+    changes all of them or none (`call_service(strict=False)` acts entity by entity, as Home
+    Assistant does).
     """
 
     def __init__(
@@ -194,13 +210,45 @@ class Home:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
+        *,
+        strict: bool = True,
     ) -> ServiceResult:
         """Call a Home Assistant entity service, e.g. `light.turn_on`.
 
         Target keys (entity_id, device_id, area_id, floor_id) may be in `target` or in `data`, as
-        Home Assistant allows. Raises a TwinError subclass, and changes nothing, on any bad input.
+        Home Assistant allows. Strict (the default), the call is atomic: it raises a TwinError
+        subclass, and changes nothing, on any bad input, an unknown target id included.
+
+        With `strict=False` the twin does what Home Assistant does, step by step:
+
+        - domain and service are lower-cased; an unknown one raises ServiceNotFoundError;
+        - bad data, or no target key at all, raise InvalidServiceDataError;
+        - unknown entity, device, area and floor ids, labels, and entities of another domain are
+          skipped (Home Assistant logs them); a target that reaches no entity does nothing;
+        - an entity named by id that lacks the service raises ServiceNotSupportedError, and
+          nothing changes (one reached through a device, area or floor is skipped);
+        - then each entity applies the call on its own: every one that accepts it changes, and
+          then the first error is raised. Home Assistant's entity_service_call gathers the
+          entities' calls (asyncio.gather with return_exceptions) and raises the exception of the
+          first entity of its list that failed. That list is the domain's entities in the order
+          they were added for `entity_id: all`, else `referenced.intersection(<the domain's
+          entities>)` in that set's iteration order (it follows the ids' hashes, so it varies
+          between processes); the twin builds the same set the same way, so within one process
+          it raises the same entity's error.
+
+        `homeassistant.turn_on/turn_off/toggle` (Home Assistant's homeassistant integration):
+        entity_id must be entity ids (`all` and `none` are invalid data), other keys are passed
+        on unchecked; no entity reached does nothing. The entities are grouped by domain, in
+        domain order, and each domain with the service gets its own call as above, with its
+        entities named by id (so one that lacks the service raises ServiceNotSupportedError);
+        other domains are skipped. Every domain's call is made (Home Assistant gathers them) and
+        the error raised is the first to happen: that of the first domain (in name order) whose
+        call failed before reaching a second entity, else that of the first domain whose several
+        entities failed.
         """
         fields = {**(data or {}), **(target or {})}
+        if not strict:
+            return self._call_as_home_assistant(domain.lower(), service.lower(), fields)
         selection = self._selection(domain, service, fields)
         if domain == CROSS_DOMAIN:
             return self._call_across_domains(service, fields, selection)
@@ -316,6 +364,107 @@ class Home:
             calls.append((handler, supported, _validate(handler.schema, data, domain, service)))
         return self._apply(calls)
 
+    # --- acting as Home Assistant does (strict=False) ------------------------------------------
+
+    def _call_as_home_assistant(
+        self, domain: str, service: str, fields: dict[str, Any]
+    ) -> ServiceResult:
+        if domain == CROSS_DOMAIN:
+            return self._call_across_domains_as_home_assistant(service, fields)
+        outcome = self._entity_call_as_home_assistant(domain, service, fields)
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.result
+
+    def _entity_call_as_home_assistant(
+        self, domain: str, service: str, fields: dict[str, Any]
+    ) -> _Outcome:
+        """One domain's service, entity by entity, as Home Assistant's entity_service_call.
+
+        Raises what Home Assistant raises before any entity is reached.
+        """
+        handler = self._service(domain, service)
+        target = {key: fields[key] for key in TARGET_KEYS if key in fields}
+        if not target:
+            raise InvalidServiceDataError(
+                f"{domain}.{service} needs a target: entity_id, device_id, area_id or floor_id"
+            )
+        target = _validate(TARGET_SCHEMA, target, domain, service)
+        service_data = _validate(handler.schema, _without_targets(fields), domain, service)
+        selection = select(self, target, strict=False)
+        if selection.everything:
+            candidates: Iterable[str] = [
+                entity_id for entity_id, entry in self.entities.items() if entry.domain == domain
+            ]
+        else:
+            candidates = self._home_assistant_order(
+                domain, {*selection.explicit, *selection.indirect}
+            )
+        entries = []
+        for entity_id in candidates:
+            entry = self.entities[entity_id]
+            if handler.supported_by(entry):
+                entries.append(entry)
+            elif entity_id in selection.explicit:
+                raise ServiceNotSupportedError(
+                    f"Entity {entity_id} does not support action {domain}.{handler.name}"
+                )
+        applied: list[str] = []
+        changed: list[State] = []
+        error: TwinError | None = None
+        for entry in entries:
+            draft = EntityDraft.of(entry, self.states[entry.entity_id])
+            try:
+                handler.handler(draft, service_data)
+            except TwinError as err:
+                error = error or err
+                continue
+            applied.append(entry.entity_id)
+            if (new := self._commit(draft)) is not None:
+                changed.append(new)
+        return _Outcome(ServiceResult(tuple(applied), tuple(changed)), error, len(entries) < 2)
+
+    def _home_assistant_order(self, domain: str, referenced: set[str]) -> set[str]:
+        """Home Assistant's list of the entities to call: `referenced.intersection(entities)`,
+        which adds the domain's entities, in the order they were added, to a new set."""
+        ordered: set[str] = set()
+        for entity_id, entry in self.entities.items():
+            if entry.domain == domain and entity_id in referenced:
+                ordered.add(entity_id)
+        return ordered
+
+    def _call_across_domains_as_home_assistant(
+        self, service: str, fields: dict[str, Any]
+    ) -> ServiceResult:
+        """homeassistant.turn_on/turn_off/toggle as Home Assistant's homeassistant integration."""
+        if service not in CROSS_DOMAIN_SERVICES:
+            offered = ", ".join(CROSS_DOMAIN_SERVICES)
+            raise ServiceNotFoundError(
+                f"Action {CROSS_DOMAIN}.{service} not found; the twin offers: {offered}"
+            )
+        fields = _validate(CROSS_DOMAIN_SCHEMA, fields, CROSS_DOMAIN, service)
+        selection = select(self, fields, strict=False)
+        referenced = sorted({*selection.explicit, *selection.indirect})
+        outcomes = []
+        for domain, ids in itertools.groupby(referenced, lambda eid: eid.partition(".")[0]):
+            entity_domain = DOMAINS.get(domain)
+            if entity_domain is None or service not in entity_domain.services:
+                continue
+            try:
+                outcome = self._entity_call_as_home_assistant(
+                    domain, service, {**fields, ATTR_ENTITY_ID: list(ids)}
+                )
+            except TwinError as err:
+                outcome = _Outcome(ServiceResult((), ()), err)
+            outcomes.append(outcome)
+        errors = [(outcome.error, outcome.early) for outcome in outcomes if outcome.error]
+        if errors:
+            raise next((error for error, early in errors if early), errors[0][0])
+        return ServiceResult(
+            tuple(eid for outcome in outcomes for eid in outcome.result.entity_ids),
+            tuple(state for outcome in outcomes for state in outcome.result.changed),
+        )
+
     def _apply(
         self, calls: Iterable[tuple[Service, list[EntityEntry], dict[str, Any]]]
     ) -> ServiceResult:
@@ -360,7 +509,11 @@ def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:
 
 
 def _without_targets(fields: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in fields.items() if key not in TARGET_KEYS}
+    data = {key: value for key, value in fields.items() if key not in TARGET_KEYS}
+    # Home Assistant's entity services drop the frontend's `metadata` dict (any other is invalid).
+    if "metadata" in data and isinstance(data["metadata"], dict):
+        del data["metadata"]
+    return data
 
 
 def _validate(schema: Any, data: dict[str, Any], domain: str, service: str) -> dict[str, Any]:

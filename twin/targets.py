@@ -14,6 +14,7 @@ from .validation import (
     ATTR_LABEL_ID,
     ENTITY_MATCH_ALL,
     ENTITY_MATCH_NONE,
+    ensure_list,
 )
 
 if TYPE_CHECKING:
@@ -30,25 +31,26 @@ class Selection:
     everything: bool = False
 
 
-def select(home: Home, target: dict[str, Any]) -> Selection:
+def select(home: Home, target: dict[str, Any], strict: bool = True) -> Selection:
     """The entities that a validated target names.
 
     Devices, areas and floors reach their entities as in Home Assistant: an area holds the entities
     placed in it and those of its devices that name no area of their own; config and diagnostic
-    entities are only reached by id. Unknown ids are errors (Home Assistant only logs them).
+    entities are only reached by id. Unknown device, area and floor ids, and labels, are errors;
+    with `strict=False` they are skipped, as Home Assistant skips them (it only logs them).
     """
     entity_ids = target.get(ATTR_ENTITY_ID, ENTITY_MATCH_NONE)
     if entity_ids == ENTITY_MATCH_ALL:
         return Selection(everything=True)
     explicit = () if entity_ids == ENTITY_MATCH_NONE else tuple(dict.fromkeys(entity_ids))
 
-    if target.get(ATTR_LABEL_ID, ENTITY_MATCH_NONE) not in (ENTITY_MATCH_NONE, []):
+    if strict and target.get(ATTR_LABEL_ID, ENTITY_MATCH_NONE) not in (ENTITY_MATCH_NONE, []):
         raise TargetNotFoundError(
             "Labels are not modelled by the twin; target entities, devices, areas or floors instead"
         )
-    device_ids = set(_ids(home.devices, target, ATTR_DEVICE_ID, "device"))
-    area_ids = set(_ids(home.areas, target, ATTR_AREA_ID, "area"))
-    for floor_id in _ids(home.floors, target, ATTR_FLOOR_ID, "floor"):
+    device_ids = set(_ids(home.devices, target, ATTR_DEVICE_ID, "device", strict))
+    area_ids = set(_ids(home.areas, target, ATTR_AREA_ID, "area", strict))
+    for floor_id in _ids(home.floors, target, ATTR_FLOOR_ID, "floor", strict):
         area_ids.update(a.area_id for a in home.areas.values() if a.floor_id == floor_id)
     if not (device_ids or area_ids):
         return Selection(explicit)
@@ -66,10 +68,15 @@ def select(home: Home, target: dict[str, Any]) -> Selection:
     return Selection(explicit, tuple(sorted(indirect)))
 
 
-def _ids(known: dict[str, Any], target: dict[str, Any], key: str, kind: str) -> list[str]:
+def _ids(
+    known: dict[str, Any], target: dict[str, Any], key: str, kind: str, strict: bool
+) -> list[str]:
     ids = target.get(key, ENTITY_MATCH_NONE)
-    if ids == ENTITY_MATCH_NONE:
+    if ids is None or ids == ENTITY_MATCH_NONE:
         return []
+    if not strict:
+        # Raw ids too (homeassistant.turn_on's), as Home Assistant's TargetSelection reads them.
+        return [item for item in ensure_list(ids) if item in known]
     for item in ids:
         if item not in known:
             choices = ", ".join(sorted(known)) or "none"

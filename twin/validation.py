@@ -74,6 +74,9 @@ def entity_ids(value: str | list[Any]) -> list[str]:
         raise vol.Invalid("Entity IDs cannot be None")
     if isinstance(value, str):
         value = [part.strip() for part in value.split(",")]
+    elif not isinstance(value, list | tuple):
+        # Home Assistant's cv.entity_ids fails here with a TypeError; the twin says what is wrong.
+        raise vol.Invalid(f"Entity IDs must be a string or a list, got {value!r}")
     return [entity_id(part) for part in value]
 
 

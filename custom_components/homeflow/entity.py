@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.const import EntityCategory
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import Entity
 
@@ -58,8 +59,14 @@ class HomeFlowEntity(Entity):
         return self.twin.attributes
 
     async def async_added_to_hass(self) -> None:
-        """Write the state whenever the twin changes this entity."""
+        """Write the state whenever the twin changes this entity; place an entity that has an area
+        of its own (not its device's) there, so that area targets reach it as in the twin."""
         self.async_on_remove(self.virtual.listen(self.twin_id, self.async_write_ha_state))
+        area_id = self.virtual.home.entities[self.twin_id].area_id
+        if area_id is not None and self.registry_entry is not None:
+            er.async_get(self.hass).async_update_entity(
+                self.entity_id, area_id=self.virtual.registry_ids["areas"][area_id]
+            )
 
     def call(self, service: str, **data: Any) -> None:
         """Apply one of the domain's services to the twin entity."""

@@ -107,6 +107,7 @@ async def test_entities_without_a_device_and_odd_sensor_states(hass: HomeAssista
         "unknown",
     )
     home.add_entity(EntityEntry("sensor.porch_status", "Porch status"), "all clear")
+    home.add_entity(EntityEntry("switch.porch_light", "Porch light", area_id="porch"), "off")
     home.add_entity(
         EntityEntry("sensor.porch_power", "Porch power", unit_of_measurement="W"), "n/a"
     )
@@ -131,3 +132,8 @@ async def test_entities_without_a_device_and_odd_sensor_states(hass: HomeAssista
     assert hass.states.get("sensor.porch_power").state == "unknown"
     assert hass.states.get("sensor.porch_energy").state == "-3"
     assert er.async_get(hass).async_get("sensor.porch_status").device_id is None
+    # An entity placed in an area of its own is there in Home Assistant too.
+    porch = ar.async_get(hass).async_get_area_by_name("Porch")
+    assert er.async_get(hass).async_get("switch.porch_light").area_id == porch.id
+    await hass.services.async_call("switch", "turn_on", {"area_id": porch.id}, blocking=True)
+    assert hass.states.get("switch.porch_light").state == "on"

@@ -128,7 +128,7 @@ def test_air_purifier_has_presets_and_air_sensors(home: Home) -> None:
     )
     pm25 = home.state("sensor.living_purifier_pm25")
     assert pm25.attributes["device_class"] == "pm25"
-    assert pm25.attributes["unit_of_measurement"] == "µg/m³"
+    assert pm25.attributes["unit_of_measurement"] == "μg/m³"
     filter_life = home.entities["sensor.living_purifier_filter_life"]
     assert (filter_life.unit_of_measurement, filter_life.entity_category) == ("%", "diagnostic")
 

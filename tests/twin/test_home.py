@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from twin.catalog import load_catalog
 from twin.errors import (
     EntityNotFoundError,
     HomeDefinitionError,
     InvalidServiceDataError,
     ServiceNotFoundError,
     ServiceNotSupportedError,
+    ServiceValidationError,
     TargetNotFoundError,
+    TwinError,
 )
 from twin.home import Home
 from twin.registry import Area, Device, EntityEntry, Floor
@@ -223,3 +228,182 @@ def test_snapshot_restore_and_copy_are_independent(home: Home) -> None:
 def test_bad_definitions_are_refused(home: Home, build: object, message: str) -> None:
     with pytest.raises(HomeDefinitionError, match=message):
         build(home)  # type: ignore[operator]
+
+
+# --- strict=False: Home Assistant's own way ------------------------------------------------------
+
+
+@pytest.fixture
+def appliances() -> Home:
+    """Two humidifiers with different modes, three fans (one without speeds), a plug."""
+    catalog = load_catalog()
+    home = Home("Appliances")
+    home.add_floor(Floor("ground", "Ground floor", 0))
+    home.add_area(Area("kitchen", "Kitchen", "ground"))
+    home.add_area(Area("hall", "Hall", "ground"))
+    catalog["humidifier"].install(home, "hum", "Humidifier", "kitchen")
+    catalog["dehumidifier"].install(home, "dehum", "Dehumidifier", "hall")
+    catalog["tower_fan"].install(home, "tower", "Tower fan", "kitchen")
+    catalog["pedestal_fan"].install(home, "pedestal", "Pedestal fan", "hall")
+    catalog["bathroom_exhaust_fan"].install(home, "exhaust", "Exhaust fan", "hall")
+    catalog["smart_plug"].install(home, "plug", "Plug", "kitchen")
+    return home
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        {"entity_id": ["switch.kettle", "switch.nope"]},
+        {"entity_id": "switch.kettle, light.nope"},
+        {"entity_id": ["switch.kettle", "sensor.kettle_power"]},
+        {"area_id": ["loft", "kitchen"]},
+        {"device_id": ["kettle", "x"], "floor_id": "attic"},
+        {"entity_id": "switch.kettle", "label_id": "cosy"},
+    ],
+)
+def test_lenient_calls_skip_what_they_cannot_find(home: Home, target: dict[str, object]) -> None:
+    """Unknown ids and entities of another domain are skipped, as Home Assistant skips them."""
+    with pytest.raises(TwinError):
+        home.call_service("switch", "turn_on", target=target)
+    assert on(home) == set()
+    result = home.call_service("switch", "turn_on", target=target, strict=False)
+    assert "switch.kettle" in result.entity_ids
+    assert "switch.kettle" in on(home)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        {"entity_id": "none"},
+        {"entity_id": []},
+        {"entity_id": "switch.nope"},
+        {"area_id": "hall"},
+        {"floor_id": "attic"},
+    ],
+)
+def test_a_lenient_call_that_reaches_nothing_does_nothing(
+    home: Home, target: dict[str, object]
+) -> None:
+    before = dict(home.states)
+    assert home.call_service("switch", "toggle", target=target, strict=False).entity_ids == ()
+    assert home.states == before
+
+
+@pytest.mark.parametrize(
+    ("domain", "service", "fields", "error"),
+    [
+        ("switch", "turn_on", {}, InvalidServiceDataError),
+        ("switch", "turn_on", {"entity_id": "switch.kettle", "speed": 3}, InvalidServiceDataError),
+        ("switch", "turn_on", {"entity_id": "not an id"}, InvalidServiceDataError),
+        ("switch", "fly", {"entity_id": "switch.kettle"}, ServiceNotFoundError),
+        ("sensor", "turn_on", {"entity_id": "sensor.kettle_power"}, ServiceNotFoundError),
+        ("homeassistant", "turn_on", {"entity_id": "all"}, InvalidServiceDataError),
+        ("homeassistant", "turn_on", {"entity_id": "none"}, InvalidServiceDataError),
+        ("homeassistant", "restart", {}, ServiceNotFoundError),
+    ],
+)
+def test_lenient_calls_still_refuse_bad_calls(
+    home: Home, domain: str, service: str, fields: dict[str, object], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        home.call_service(domain, service, fields, strict=False)
+    assert on(home) == set()
+
+
+def test_lenient_domains_and_services_ignore_case(home: Home) -> None:
+    home.call_service("SWITCH", "Turn_On", {"entity_id": "SWITCH.KETTLE"}, strict=False)
+    assert on(home) == {"switch.kettle"}
+
+
+def test_each_entity_takes_a_lenient_call_on_its_own(appliances: Home) -> None:
+    """The humidifier has a sleep mode and changes; the dehumidifier has none and says so."""
+    target = {"entity_id": ["humidifier.dehumidifier", "humidifier.humidifier"]}
+    with pytest.raises(ServiceValidationError, match=r"humidifier\.dehumidifier"):
+        appliances.call_service("humidifier", "set_mode", {"mode": "sleep"}, target)
+    assert appliances.state("humidifier.humidifier").attributes["mode"] == "auto"
+    with pytest.raises(ServiceValidationError, match=r"humidifier\.dehumidifier"):
+        appliances.call_service("humidifier", "set_mode", {"mode": "sleep"}, target, strict=False)
+    assert appliances.state("humidifier.humidifier").attributes["mode"] == "sleep"
+    assert appliances.state("humidifier.dehumidifier").attributes["mode"] == "set"
+
+
+def test_the_first_of_several_errors_is_home_assistants(appliances: Home) -> None:
+    """entity_id all: the entities in the order they were added; named ones: the order of the
+    set Home Assistant builds from the domain's entities, in the order they were added."""
+    with pytest.raises(ServiceValidationError, match=r"humidifier\.humidifier"):
+        appliances.call_service(
+            "humidifier", "set_mode", {"mode": "turbo"}, strict=False, target={"entity_id": "all"}
+        )
+    order: set[str] = set()
+    for entity_id in ("humidifier.humidifier", "humidifier.dehumidifier"):
+        order.add(entity_id)
+    with pytest.raises(ServiceValidationError, match=re.escape(f"for {next(iter(order))},")):
+        appliances.call_service(
+            "humidifier",
+            "set_mode",
+            {"mode": "turbo"},
+            strict=False,
+            target={"entity_id": ["humidifier.dehumidifier", "humidifier.humidifier"]},
+        )
+
+
+def test_a_named_entity_without_the_feature_stops_a_lenient_call(appliances: Home) -> None:
+    """Explicitly named, the exhaust fan (no speeds) refuses before any fan changes; reached
+    through its area it is skipped."""
+    named = {"entity_id": ["fan.pedestal_fan", "fan.exhaust_fan"]}
+    with pytest.raises(ServiceNotSupportedError, match=r"fan\.exhaust_fan"):
+        appliances.call_service("fan", "set_percentage", {"percentage": 50}, named, strict=False)
+    assert appliances.state("fan.pedestal_fan").state == "off"
+    result = appliances.call_service(
+        "fan", "set_percentage", {"percentage": 50}, {"area_id": "hall"}, strict=False
+    )
+    assert result.entity_ids == ("fan.pedestal_fan",)
+    assert appliances.state("fan.pedestal_fan").attributes["percentage"] == 50
+
+
+def test_lenient_cross_domain_calls_act_per_domain(appliances: Home) -> None:
+    """homeassistant.turn_on: each domain its own call; the plug refuses a percentage, the fan
+    takes it all the same."""
+    target = {"entity_id": ["switch.plug", "fan.tower_fan", "sensor.plug_power", "vacuum.nope"]}
+    with pytest.raises(InvalidServiceDataError, match=r"switch\.turn_on"):
+        appliances.call_service(
+            "homeassistant", "turn_on", {"percentage": 50}, target, strict=False
+        )
+    assert appliances.state("fan.tower_fan").attributes["percentage"] == 50
+    assert appliances.state("switch.plug").state == "off"
+    result = appliances.call_service("homeassistant", "turn_on", target=target, strict=False)
+    assert result.entity_ids == ("fan.tower_fan", "switch.plug")
+    assert appliances.call_service("homeassistant", "toggle", {}, strict=False).entity_ids == ()
+
+
+def test_lenient_cross_domain_calls_name_what_an_area_reaches(appliances: Home) -> None:
+    """homeassistant.turn_on names the hall's fans to fan.turn_on, so a fan that cannot be turned
+    on refuses the fans' call, where fan.turn_on on the hall skips it; the dehumidifier's own
+    call goes ahead."""
+    appliances.add_entity(EntityEntry("fan.old", "Old fan", area_id="hall"), "off")
+    hall = {"area_id": "hall"}
+    with pytest.raises(ServiceNotSupportedError, match=r"fan\.old"):
+        appliances.call_service("homeassistant", "turn_on", target=hall, strict=False)
+    assert on(appliances) == {"humidifier.dehumidifier"}
+    result = appliances.call_service("fan", "turn_on", target=hall, strict=False)
+    assert set(result.entity_ids) == {"fan.pedestal_fan", "fan.exhaust_fan"}
+
+
+def test_an_error_before_any_entity_comes_before_those_of_several_entities(
+    appliances: Home,
+) -> None:
+    """Two fans refuse the preset, each on its own, after the plug refused the key outright:
+    Home Assistant raises the plug's error, though fan comes before switch."""
+    target = {"entity_id": ["fan.tower_fan", "fan.pedestal_fan", "switch.plug"]}
+    with pytest.raises(InvalidServiceDataError, match=r"switch\.turn_on"):
+        appliances.call_service(
+            "homeassistant", "turn_on", {"preset_mode": "turbo"}, target, strict=False
+        )
+    with pytest.raises(ServiceValidationError):
+        appliances.call_service(
+            "homeassistant",
+            "turn_on",
+            {"preset_mode": "turbo"},
+            {"entity_id": ["fan.tower_fan", "fan.pedestal_fan"]},
+            strict=False,
+        )
