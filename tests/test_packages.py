@@ -32,3 +32,22 @@ def test_translations_match_strings() -> None:
     component = ROOT / "custom_components/homeflow"
     strings = json.loads((component / "strings.json").read_text())
     assert json.loads((component / "translations/en.json").read_text()) == strings
+
+
+def test_translations_name_every_catalog_entity() -> None:
+    """Each named entity of the catalog has its name among the integration's entity translations."""
+    from twin.catalog import load_catalog
+
+    strings = json.loads((ROOT / "custom_components/homeflow/strings.json").read_text())
+    names = {
+        (domain, key): value["name"]
+        for domain, keys in strings["entity"].items()
+        for key, value in keys.items()
+    }
+    catalog = {
+        (spec.domain, spec.key): spec.name
+        for device_type in load_catalog().values()
+        for spec in device_type.entities
+        if spec.key
+    }
+    assert names == catalog

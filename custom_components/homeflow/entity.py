@@ -9,11 +9,28 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import Entity
 
-from twin.registry import EntityEntry
+from twin.catalog import load_catalog, slugify
+from twin.registry import Device, EntityEntry
 from twin.state import State
 
 from .registry import device_identifier
 from .virtual_home import VirtualHome
+
+
+def catalog_key(entry: EntityEntry, device: Device) -> str | None:
+    """The catalog key of a device type's named entity ("power"), which names its translation;
+    None for a device's main entity and for entities that are not the catalog's (imported ones)."""
+    device_type = load_catalog().get(device.device_type or "")
+    if device_type is None:
+        return None
+    for spec in device_type.entities:
+        if (
+            spec.key
+            and f"{spec.domain}.{spec.object_id(slugify(device.name))}" == entry.entity_id
+            and spec.friendly_name(device.name) == entry.name
+        ):
+            return spec.key
+    return None
 
 
 class HomeFlowEntity(Entity):
@@ -46,7 +63,10 @@ class HomeFlowEntity(Entity):
             self._attr_device_info = DeviceInfo(
                 identifiers={device_identifier(virtual.entry, device.device_id)}
             )
-            self._attr_name = entry.name.removeprefix(device.name).strip() or None
+            if key := catalog_key(entry, device):
+                self._attr_translation_key = key
+            else:
+                self._attr_name = entry.name.removeprefix(device.name).strip() or None
 
     @property
     def twin(self) -> State:
