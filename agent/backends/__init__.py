@@ -1,0 +1,26 @@
+"""Where the agent's tools run: one protocol, three backends (twin, Home Assistant, inside HA)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+# A tool result: the JSON-able dict of twin.tools ({"success": False, "error": {...}} on failure).
+Result = dict[str, Any]
+
+
+class Backend(Protocol):
+    """The five tools of DESIGN.md, with the same JSON schemas and results on every backend."""
+
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tools this backend offers, in the OpenAI tools format."""
+        ...
+
+    async def run_tool(self, name: str, arguments: dict[str, Any]) -> Result:
+        """Run one tool call; bad input gives an error result, never an exception."""
+        ...
+
+    async def states(self) -> dict[str, dict[str, Any]]:
+        """Every entity's state as Home Assistant's state dict, by entity id (for the prompt and
+        the verifier's view)."""
+        ...

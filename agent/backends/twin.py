@@ -1,0 +1,38 @@
+"""The twin backend: the tools run in-process on a twin Home (training, benchmarks, chat)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twin.auditor import DEFAULT_POLICY, Policy
+from twin.home import Home
+from twin.tools import TOOL_SCHEMAS, error, jsonable, run_tool
+
+from . import Result
+
+
+class TwinBackend:
+    """Runs tool calls on `home`, judged by the auditor's `policy`; `pyexec` can be left out."""
+
+    def __init__(self, home: Home, policy: Policy = DEFAULT_POLICY, pyexec: bool = True) -> None:
+        self.home = home
+        self.policy = policy
+        self._schemas = [
+            schema for schema in TOOL_SCHEMAS if pyexec or schema["function"]["name"] != "pyexec"
+        ]
+
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tools, in the OpenAI tools format."""
+        return list(self._schemas)
+
+    async def run_tool(self, name: str, arguments: dict[str, Any]) -> Result:
+        """Run one tool call on the twin."""
+        names = [schema["function"]["name"] for schema in self._schemas]
+        if name not in names:
+            return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(names)}")
+        return run_tool(self.home, name, arguments, self.policy)
+
+    async def states(self) -> dict[str, dict[str, Any]]:
+        """Every entity's state as Home Assistant's state dict."""
+        return {eid: jsonable(state.as_dict()) for eid, state in self.home.states.items()}
