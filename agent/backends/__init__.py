@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 # A tool result: the JSON-able dict of twin.tools ({"success": False, "error": {...}} on failure).
 Result = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class AreaLayout:
+    """A room and its entities as (entity id, name) pairs; `area_id` None holds the entities
+    that are in no area."""
+
+    area_id: str | None
+    name: str
+    entities: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FloorLayout:
+    """A floor and its rooms; `floor_id` None holds the rooms that are on no floor."""
+
+    floor_id: str | None
+    name: str
+    areas: tuple[AreaLayout, ...]
 
 
 class Backend(Protocol):
@@ -23,4 +43,9 @@ class Backend(Protocol):
     async def states(self) -> dict[str, dict[str, Any]]:
         """Every entity's state as Home Assistant's state dict, by entity id (for the prompt and
         the verifier's view)."""
+        ...
+
+    async def layout(self) -> tuple[FloorLayout, ...]:
+        """The home's floors, lowest first, their areas and the entities in each (for the
+        prompt); entities in no area, and areas on no floor, come last."""
         ...

