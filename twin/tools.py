@@ -333,7 +333,7 @@ def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None
             "invalid_arguments",
             f"{name}: the arguments must be an object, got {type(arguments).__name__}",
         )
-    if (problem := _mismatch(arguments, _PARAMETERS[name], "")) is not None:
+    if (problem := argument_mismatch(arguments, _PARAMETERS[name], "")) is not None:
         return error("invalid_arguments", f"{name}: {problem}")
     kwargs = dict(arguments)
     if name == "list_entities":
@@ -347,7 +347,7 @@ def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None
     return pyexec(home, **kwargs, policy=policy)
 
 
-def _mismatch(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
+def argument_mismatch(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
     """Why `value` does not fit `schema` (the JSON Schema subset of TOOL_SCHEMAS), or None."""
     kinds = schema.get("type")
     if kinds is not None:
@@ -368,11 +368,12 @@ def _mismatch(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
         for key, item in value.items():
             if key not in properties:
                 continue
-            if (problem := _mismatch(item, properties[key], _join(path, key))) is not None:
+            if (problem := argument_mismatch(item, properties[key], _join(path, key))) is not None:
                 return problem
     elif isinstance(value, list | tuple) and "items" in schema:
         for index, item in enumerate(value):
-            if (problem := _mismatch(item, schema["items"], f"{path}[{index}]")) is not None:
+            problem = argument_mismatch(item, schema["items"], f"{path}[{index}]")
+            if problem is not None:
                 return problem
     return None
 
