@@ -6,6 +6,8 @@ import click
 
 from twin.cli import home
 
+from .chat import chat
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version("homeflow"), prog_name="homeflow")
@@ -29,3 +31,4 @@ def train() -> None:
 
 
 main.add_command(home)
+main.add_command(chat)

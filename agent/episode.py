@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,10 +116,13 @@ async def run_episode(
     memory: Sequence[str] = (),
     scene: str | None = None,
     max_prompt_chars: int = DEFAULT_MAX_CHARS,
+    on_message: Callable[[Message], None] | None = None,
 ) -> Trajectory:
     """Play the user's turns against `policy` on `backend` and record everything.
 
-    Conditions need the twin backend, whose home the verifier reads.
+    Conditions need the twin backend, whose home the verifier reads. `on_message` sees each
+    message of the agent's turns as it is added (replies, tool results, corrections), for a
+    live view such as `homeflow chat`.
     """
     started = time.perf_counter()
     verifier = None
@@ -128,7 +131,7 @@ async def run_episode(
             raise TypeError("Task conditions are checked on a twin home; use a TwinBackend")
         verifier = Verifier(backend.home, conditions)
     prompt = await system_prompt(backend, memory=memory, scene=scene, max_chars=max_prompt_chars)
-    run = _Run(policy, backend, verifier, limits)
+    run = _Run(policy, backend, verifier, limits, on_message)
     run.trajectory.conditions = list(conditions)
     run.trajectory.messages.append({"role": "system", "content": prompt})
     async for utterance in _aiter(user_turns):
@@ -147,13 +150,24 @@ class _Run:
     """One episode's state while it runs."""
 
     def __init__(
-        self, policy: Policy, backend: Backend, verifier: Verifier | None, limits: Limits
+        self,
+        policy: Policy,
+        backend: Backend,
+        verifier: Verifier | None,
+        limits: Limits,
+        on_message: Callable[[Message], None] | None = None,
     ) -> None:
         self.policy = policy
         self.backend = backend
         self.verifier = verifier
         self.limits = limits
+        self.on_message = on_message
         self.trajectory = Trajectory()
+
+    def _add(self, message: Message) -> None:
+        self.trajectory.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
 
     async def agent_turn(self) -> bool:
         """Let the agent act until it replies; False when a limit ended the episode."""
@@ -161,24 +175,24 @@ class _Run:
         retries = 0
         while True:
             reply = await self._act()
-            trajectory.messages.append(reply.to_openai())
+            self._add(reply.to_openai())
             for call in reply.tool_calls:
                 if trajectory.tool_calls >= self.limits.max_tool_calls:
                     refused = error(
                         "tool_call_limit",
                         f"The episode allows {self.limits.max_tool_calls} tool calls",
                     )
-                    trajectory.messages.append(_tool_message(call.id, call.name, refused))
+                    self._add(_tool_message(call.id, call.name, refused))
                     trajectory.end_reason = "max_tool_calls"
                     continue
                 result = await self._call(call)
-                trajectory.messages.append(_tool_message(call.id, call.name, result))
+                self._add(_tool_message(call.id, call.name, result))
             for problem in reply.parse_errors:
                 trajectory.malformed += 1
                 # No call id to answer: the correction comes as a user message, which every
                 # chat-completions server accepts after an assistant message.
                 observation = error("malformed_tool_call", problem)
-                trajectory.messages.append({"role": "user", "content": json.dumps(observation)})
+                self._add({"role": "user", "content": json.dumps(observation)})
             if trajectory.end_reason == "max_tool_calls":
                 return False
             if reply.parse_errors:
