@@ -16,6 +16,7 @@ from homeassistant.exceptions import (
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.homeflow.const import CONF_HOME
+from twin.catalog import load_catalog
 from twin.errors import TwinError
 from twin.home import Home
 from twin.homefile import load_home
@@ -101,3 +102,19 @@ def assert_same(
         assert shown == as_json(mine.state, mine.attributes), entity_id
         assert shown == as_json(other.state, other.attributes), entity_id
         assert mine.hidden == other.hidden, entity_id
+
+
+def catalog_types(domain: str) -> list[str]:
+    """The catalog's device types that carry an entity of `domain`, sorted."""
+    return sorted(
+        type_id
+        for type_id, device_type in load_catalog().items()
+        if any(spec.domain == domain for spec in device_type.entities)
+    )
+
+
+def shown(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
+    """The state and attributes Home Assistant shows."""
+    state = hass.states.get(entity_id)
+    assert state is not None
+    return {"state": state.state, **state.attributes}

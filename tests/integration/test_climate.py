@@ -14,14 +14,18 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from twin.catalog import load_catalog
 from twin.home import Home
 
-from .parity import as_json, assert_same, call_both, ha_target, independent_twin
+from .parity import (
+    as_json,
+    assert_same,
+    call_both,
+    catalog_types,
+    ha_target,
+    independent_twin,
+    shown,
+)
 
 CATALOG = load_catalog()
-CLIMATE_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "climate" for spec in device_type.entities)
-)
+CLIMATE_TYPES = catalog_types("climate")
 SPLIT = "climate.split_air_conditioner"
 HEAT_PUMP = "climate.heat_pump"
 THERMOSTAT = "climate.smart_thermostat"
@@ -41,13 +45,6 @@ async def act(
 ) -> str | None:
     """A climate service through Home Assistant and on the independent twin; the error code."""
     return await call_both(hass, entry, other, "climate", service, {"entity_id": entity_id}, data)
-
-
-def shown(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
-    """The state and attributes Home Assistant shows."""
-    state = hass.states.get(entity_id)
-    assert state is not None
-    return {"state": state.state, **state.attributes}
 
 
 # --- every device type --------------------------------------------------------------------------

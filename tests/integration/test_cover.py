@@ -19,19 +19,14 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
-from twin.catalog import load_catalog
 from twin.home import Home
 from twin.homefile import dump_home
 from twin.service import EntityDraft
 
 from .conftest import every_device_home
-from .parity import assert_same, call_both, independent_twin
+from .parity import assert_same, call_both, catalog_types, independent_twin
 
-COVER_TYPES = sorted(
-    type_id
-    for type_id, device_type in load_catalog().items()
-    if any(spec.domain == "cover" for spec in device_type.entities)
-)
+COVER_TYPES = catalog_types("cover")
 ROLLER_BLIND = "cover.roller_blind"
 VENETIAN = "cover.venetian_blind"
 CURTAIN = "cover.curtain_motor"

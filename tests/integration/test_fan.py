@@ -18,16 +18,11 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from twin.catalog import load_catalog
 from twin.home import Home
 
-from .parity import assert_same, call_both, independent_twin
+from .parity import assert_same, call_both, catalog_types, independent_twin
 
-FAN_TYPES = sorted(
-    type_id
-    for type_id, device_type in load_catalog().items()
-    if any(spec.domain == "fan" for spec in device_type.entities)
-)
+FAN_TYPES = catalog_types("fan")
 CEILING = "fan.ceiling_fan_with_light"
 TOWER = "fan.tower_fan"
 PEDESTAL = "fan.pedestal_fan"

@@ -14,14 +14,18 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from twin.catalog import load_catalog
 from twin.home import Home
 
-from .parity import as_json, assert_same, call_both, ha_target, independent_twin
+from .parity import (
+    as_json,
+    assert_same,
+    call_both,
+    catalog_types,
+    ha_target,
+    independent_twin,
+    shown,
+)
 
 CATALOG = load_catalog()
-HUMIDIFIER_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "humidifier" for spec in device_type.entities)
-)
+HUMIDIFIER_TYPES = catalog_types("humidifier")
 ENTITY_IDS = [f"humidifier.{type_id}" for type_id in HUMIDIFIER_TYPES]
 HUMIDIFIER = "humidifier.humidifier"
 DEHUMIDIFIER = "humidifier.dehumidifier"
@@ -38,13 +42,6 @@ async def act(
     """A humidifier service through Home Assistant and on the independent twin; the error."""
     target = {"entity_id": entity_id}
     return await call_both(hass, entry, other, "humidifier", service, target, data)
-
-
-def shown(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
-    """The state and attributes Home Assistant shows."""
-    state = hass.states.get(entity_id)
-    assert state is not None
-    return {"state": state.state, **state.attributes}
 
 
 async def test_every_humidifier_type_shows_the_twin(

@@ -22,14 +22,10 @@ from twin.home import Home
 from twin.homefile import dump_home
 
 from .conftest import every_device_home
-from .parity import as_json, assert_same, call_both, independent_twin
+from .parity import as_json, assert_same, call_both, catalog_types, independent_twin
 
 CATALOG = load_catalog()
-LOCK_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "lock" for spec in device_type.entities)
-)
+LOCK_TYPES = catalog_types("lock")
 DEADBOLT = "lock.smart_door_lock"
 UNLATCHING = "lock.unlatching_door_lock"
 KEYPAD = "lock.keypad_door_lock"

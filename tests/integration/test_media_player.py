@@ -22,14 +22,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from twin.catalog import load_catalog
 from twin.home import Home
 
-from .parity import as_json, assert_same, call_both, independent_twin
+from .parity import as_json, assert_same, call_both, catalog_types, independent_twin
 
 CATALOG = load_catalog()
-PLAYER_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "media_player" for spec in device_type.entities)
-)
+PLAYER_TYPES = catalog_types("media_player")
 TV = "media_player.smart_tv"
 SOUNDBAR = "media_player.soundbar"
 SPEAKER = "media_player.smart_speaker"

@@ -21,14 +21,10 @@ from twin.home import Home
 from twin.homefile import dump_home
 
 from .conftest import every_device_home
-from .parity import as_json, assert_same, call_both, independent_twin
+from .parity import as_json, assert_same, call_both, catalog_types, independent_twin
 
 CATALOG = load_catalog()
-VACUUM_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "vacuum" for spec in device_type.entities)
-)
+VACUUM_TYPES = catalog_types("vacuum")
 ROBOT = "vacuum.robot_vacuum"
 BASIC = "vacuum.robot_vacuum_basic"
 VACUUMS = [ROBOT, BASIC]

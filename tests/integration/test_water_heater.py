@@ -14,14 +14,18 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from twin.catalog import load_catalog
 from twin.home import Home
 
-from .parity import as_json, assert_same, call_both, ha_target, independent_twin
+from .parity import (
+    as_json,
+    assert_same,
+    call_both,
+    catalog_types,
+    ha_target,
+    independent_twin,
+    shown,
+)
 
 CATALOG = load_catalog()
-WATER_HEATER_TYPES = sorted(
-    type_id
-    for type_id, device_type in CATALOG.items()
-    if any(spec.domain == "water_heater" for spec in device_type.entities)
-)
+WATER_HEATER_TYPES = catalog_types("water_heater")
 ENTITY_IDS = [f"water_heater.{type_id}" for type_id in WATER_HEATER_TYPES]
 ELECTRIC = "water_heater.electric_water_heater"
 HEAT_PUMP = "water_heater.heat_pump_water_heater"
@@ -38,13 +42,6 @@ async def act(
     """A water_heater service through Home Assistant and on the independent twin; the error."""
     target = {"entity_id": entity_id}
     return await call_both(hass, entry, other, "water_heater", service, target, data)
-
-
-def shown(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
-    """The state and attributes Home Assistant shows."""
-    state = hass.states.get(entity_id)
-    assert state is not None
-    return {"state": state.state, **state.attributes}
 
 
 async def test_every_water_heater_type_shows_the_twin(
