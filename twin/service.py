@@ -8,6 +8,7 @@ from typing import Any
 
 import voluptuous as vol
 
+from .errors import ServiceValidationError
 from .registry import EntityEntry
 from .state import State
 
@@ -100,6 +101,15 @@ class Domain:
                 raise KeyError(f"{self.name} has no feature {name!r}; known: {known}")
             mask |= self.features[name]
         return mask
+
+
+def check_range(entity: EntityDraft, quantity: str, value: float, low: float, high: float) -> None:
+    """Refuse a value outside the entity's limits, in Home Assistant's words."""
+    if not low <= value <= high:
+        raise ServiceValidationError(
+            f"Provided {quantity} {value} is not valid for {entity.entity_id}. "
+            f"Accepted range is {low} to {high}"
+        )
 
 
 def schema(fields: dict[Any, Any]) -> vol.Schema:

@@ -23,10 +23,7 @@ _OBJECT_ID = r"(?!_)[\da-z_]+(?<!_)"
 _DOMAIN = r"(?!.+__)" + _OBJECT_ID
 VALID_ENTITY_ID = re.compile(r"^" + _DOMAIN + r"\." + _OBJECT_ID + r"$")
 
-byte = vol.All(vol.Coerce(int), vol.Range(min=0, max=255))
 small_float = vol.All(vol.Coerce(float), vol.Range(min=0, max=1))
-positive_int = vol.All(vol.Coerce(int), vol.Range(min=0))
-positive_float = vol.All(vol.Coerce(float), vol.Range(min=0))
 
 
 def valid_entity_id(entity_id: str) -> bool:

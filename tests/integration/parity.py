@@ -13,6 +13,7 @@ from homeassistant.exceptions import (
     ServiceNotSupported,
     ServiceValidationError,
 )
+from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.homeflow.const import CONF_HOME
@@ -118,3 +119,20 @@ def shown(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
     state = hass.states.get(entity_id)
     assert state is not None
     return {"state": state.state, **state.attributes}
+
+
+def assert_registered_as_the_twin(
+    hass: HomeAssistant, entry: MockConfigEntry, domain: str, entity_ids: list[str]
+) -> None:
+    """The twin's `domain` entities are exactly `entity_ids`, each registered under its twin id
+    with the twin's device class, and showing the twin's state and attributes."""
+    entities = er.async_get(hass)
+    twin = entry.runtime_data.home
+    assert {e for e in twin.entities if e.startswith(f"{domain}.")} == set(entity_ids)
+    for entity_id in entity_ids:
+        registered = entities.async_get(entity_id)
+        assert registered is not None, entity_id
+        assert registered.unique_id == f"{entry.entry_id}_{entity_id}"
+        assert registered.original_device_class == twin.entities[entity_id].device_class
+        state, mine = hass.states.get(entity_id), twin.states[entity_id]
+        assert as_json(state.state, state.attributes) == as_json(mine.state, mine.attributes)

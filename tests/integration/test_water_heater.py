@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from twin.catalog import load_catalog
@@ -16,6 +15,7 @@ from twin.home import Home
 
 from .parity import (
     as_json,
+    assert_registered_as_the_twin,
     assert_same,
     call_both,
     catalog_types,
@@ -47,15 +47,7 @@ async def act(
 async def test_every_water_heater_type_shows_the_twin(
     hass: HomeAssistant, loaded_home: MockConfigEntry
 ) -> None:
-    entities = er.async_get(hass)
-    twin = loaded_home.runtime_data.home
-    assert {e for e in twin.entities if e.startswith("water_heater.")} == set(ENTITY_IDS)
-    for entity_id in ENTITY_IDS:
-        registered = entities.async_get(entity_id)
-        assert registered is not None, entity_id
-        assert registered.unique_id == f"{loaded_home.entry_id}_{entity_id}"
-        state, mine = hass.states.get(entity_id), twin.states[entity_id]
-        assert as_json(state.state, state.attributes) == as_json(mine.state, mine.attributes)
+    assert_registered_as_the_twin(hass, loaded_home, "water_heater", ENTITY_IDS)
     assert_same(hass, loaded_home, independent_twin(loaded_home), "water_heater")
 
 

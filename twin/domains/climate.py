@@ -15,7 +15,7 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Handler, Service, schema
+from ..service import Domain, EntityDraft, Handler, Service, check_range, schema
 from ..validation import string
 
 # ClimateEntityFeature, by the names device types use.
@@ -265,11 +265,8 @@ def set_temperature(entity: EntityDraft, data: dict[str, Any]) -> None:
     min_temp = caps.get(ATTR_MIN_TEMP, DEFAULT_MIN_TEMP)
     max_temp = caps.get(ATTR_MAX_TEMP, DEFAULT_MAX_TEMP)
     for key, value in data.items():
-        if key in TEMPERATURE_KEYS and not min_temp <= value <= max_temp:
-            raise ServiceValidationError(
-                f"Provided temperature {value} is not valid for {entity.entity_id}. "
-                f"Accepted range is {min_temp} to {max_temp}"
-            )
+        if key in TEMPERATURE_KEYS:
+            check_range(entity, "temperature", value, min_temp, max_temp)
     mode = data.get(ATTR_HVAC_MODE, entity.state)
     if ATTR_HVAC_MODE in data:
         _check_option(entity, ATTR_HVAC_MODE, mode)
@@ -294,11 +291,7 @@ def set_humidity(entity: EntityDraft, data: dict[str, Any]) -> None:
     humidity = data[ATTR_HUMIDITY]
     low = entity.capabilities.get(ATTR_MIN_HUMIDITY, DEFAULT_MIN_HUMIDITY)
     high = entity.capabilities.get(ATTR_MAX_HUMIDITY, DEFAULT_MAX_HUMIDITY)
-    if not low <= humidity <= high:
-        raise ServiceValidationError(
-            f"Provided humidity {humidity} is not valid for {entity.entity_id}. "
-            f"Accepted range is {low} to {high}"
-        )
+    check_range(entity, "humidity", humidity, low, high)
     entity.attributes[ATTR_HUMIDITY] = humidity
 
 

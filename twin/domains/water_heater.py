@@ -14,7 +14,7 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import Domain, EntityDraft, Service, check_range, schema
 from ..validation import boolean, string
 from .climate import display_temperature
 
@@ -75,11 +75,7 @@ def set_temperature(entity: EntityDraft, data: dict[str, Any]) -> None:
     temperature = data[ATTR_TEMPERATURE]
     low = entity.capabilities.get(ATTR_MIN_TEMP, DEFAULT_MIN_TEMP)
     high = entity.capabilities.get(ATTR_MAX_TEMP, DEFAULT_MAX_TEMP)
-    if not low <= temperature <= high:
-        raise ServiceValidationError(
-            f"Provided temperature {temperature} is not valid for {entity.entity_id}. "
-            f"Accepted range is {low} to {high}"
-        )
+    check_range(entity, "temperature", temperature, low, high)
     mode = data.get(ATTR_OPERATION_MODE)
     if mode is not None:
         _check_operation_mode(entity, mode)
