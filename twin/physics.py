@@ -34,10 +34,12 @@ Then each climate entity that conditions the room and heats (heat, heat_cool, au
 target or range) or cools (cool, heat_cool, auto, above it) moves T towards its target by at most
 its capacity * dt and never past it. A climate entity conditions its own area. A whole-home
 thermostat (device types WHOLE_HOME_TYPES: central heating or cooling, with a radiator or vent in
-every room) also conditions, at its full capacity in each, every indoor area that has no climate
-entity of its own: such an area is served by the whole-home thermostats on its floor (a zone per
-floor), or by all of the home's when its floor has none or it has no floor (one zone). A room
-with its own split AC, radiator thermostat, portable AC or heat pump is left to that device. The
+every room) also conditions, at its full capacity in each, every indoor area whose radiator no
+radiator thermostat of its own governs (ROOM_VALVE_TYPES): such an area is served by the whole-home
+thermostats on its floor (a zone per floor), or by all of the home's when its floor has none or it
+has no floor (one zone). A room's own split AC, portable AC or heat pump works beside them (each
+moves the room towards its own target, never past it), so a room whose AC is off is still heated
+by the central heating; a room with a radiator thermostat is left to it. The
 thermostat's own current_temperature and hvac_action still read only its own area. The capacity,
 in °C/h, is the entity's `capacity` capability when it has one, else CAPACITY_BY_TYPE for its
 device type, else DEFAULT_CAPACITY.
@@ -179,6 +181,8 @@ CAPACITY_BY_TYPE = {
 }
 # Whole-home thermostats: central heating or cooling with a radiator or vent in every room.
 WHOLE_HOME_TYPES = frozenset({"smart_thermostat"})
+# Room thermostats that govern the room's radiator of the central heating, in its place.
+ROOM_VALVE_TYPES = frozenset({"radiator_thermostat"})
 
 # Hot-water tanks.
 TANK_TEMPERATURE = "tank_temperature"
@@ -286,6 +290,7 @@ def _build_index(home: Home) -> _Index:
     tanks: list[tuple[str, int]] = []
     timers: list[str] = []
     whole_home: list[tuple[str | None, tuple[str, float]]] = []  # floor, (entity id, capacity)
+    valved: set[str | None] = set()  # the areas whose radiator a room thermostat governs
     for entity_id, entry in home.entities.items():
         domain = entry.domain
         area_id = home.area_of(entity_id)
@@ -295,6 +300,8 @@ def _build_index(home: Home) -> _Index:
             tanks.append((entity_id, positions.get(area_id or "", -1)))
         device = home.devices.get(entry.device_id or "")
         device_type = device.device_type if device is not None else None
+        if domain == "climate" and device_type in ROOM_VALVE_TYPES:
+            valved.add(area_id)
         if domain == "climate" and device_type in WHOLE_HOME_TYPES:
             area = home.areas.get(area_id or "")
             floor_id = area.floor_id if area is not None else None
@@ -336,8 +343,9 @@ def _build_index(home: Home) -> _Index:
             )
     for area_id, parts in by_area.items():
         area = home.areas[area_id]
-        if not parts["climates"] and not area.outdoor:
-            parts["climates"] = _central(whole_home, area.floor_id)
+        if not area.outdoor and area_id not in valved:
+            own = parts["climates"]
+            own += [serves for serves in _central(whole_home, area.floor_id) if serves not in own]
     registries = _registries(home)
     return _Index(
         registries,
@@ -366,8 +374,8 @@ def _capacity(entry: EntityEntry, device_type: str | None) -> float:
 def _central(
     whole_home: list[tuple[str | None, tuple[str, float]]], floor_id: str | None
 ) -> list[tuple[str, float]]:
-    """The whole-home thermostats that serve an indoor area without a climate entity of its own:
-    those on its floor (a zone per floor), else every one in the home (one zone)."""
+    """The whole-home thermostats that serve an indoor area: those on its floor (a zone per
+    floor), else every one in the home (one zone)."""
     on_floor = [serves for floor, serves in whole_home if floor == floor_id and floor is not None]
     return on_floor or [serves for _, serves in whole_home]
 
