@@ -38,7 +38,7 @@ from typing import Any
 
 import voluptuous as vol
 
-from .domains import DOMAINS
+from .domains import domain_of
 from .errors import (
     EntityNotFoundError,
     InvalidServiceDataError,
@@ -239,7 +239,7 @@ class Policy:
             entity_domain = entity_id.partition(".")[0]
             action = f"{entity_domain}.{service}"
             if domain == CROSS_DOMAIN:
-                if service not in DOMAINS[entity_domain].services:
+                if service not in domain_of(entity_domain).services:
                     continue
                 if code := self._refusal(entity_domain, service):
                     reason = self._refusal_message(code, entity_domain, service)

@@ -10,7 +10,7 @@ from typing import Any
 import voluptuous as vol
 
 from . import physics
-from .domains import DOMAINS
+from .domains import DOMAINS, domain_of
 from .errors import (
     EntityNotFoundError,
     HomeDefinitionError,
@@ -122,17 +122,23 @@ class Home:
         return device
 
     def add_entity(
-        self, entry: EntityEntry, state: str, attributes: Mapping[str, Any] | None = None
+        self,
+        entry: EntityEntry,
+        state: str,
+        attributes: Mapping[str, Any] | None = None,
+        *,
+        any_domain: bool = False,
     ) -> State:
         """Add an entity with its initial state and state attributes.
 
         The state's attributes are the entry's capabilities, the given attributes and the
         entity-level ones Home Assistant adds (friendly_name, supported_features, device_class,
-        unit_of_measurement).
+        unit_of_measurement). `any_domain` also takes a domain the twin does not simulate (a
+        mirrored home's `person`, `sun`...): such an entity is read-only, for conditions to read.
         """
         if not valid_entity_id(entry.entity_id):
             raise HomeDefinitionError(f"{entry.entity_id!r} is not a valid entity id")
-        if entry.domain not in DOMAINS:
+        if entry.domain not in DOMAINS and not any_domain:
             known = ", ".join(sorted(DOMAINS))
             raise HomeDefinitionError(f"Domain {entry.domain!r} is not modelled; known: {known}")
         self._check_new(self.entities, entry.entity_id, "entity")
@@ -260,6 +266,11 @@ class Home:
     def _service(self, domain: str, service: str) -> Service:
         entity_domain = DOMAINS.get(domain)
         if entity_domain is None:
+            if any(entry.domain == domain for entry in self.entities.values()):
+                raise ServiceNotSupportedError(
+                    f"{domain} entities are read-only here: the twin mirrors them but does not "
+                    f"simulate {domain}.{service}; call it on Home Assistant itself"
+                )
             known = ", ".join(sorted([*DOMAINS, CROSS_DOMAIN]))
             raise ServiceNotFoundError(
                 f"Action {domain}.{service} not found: no domain {domain!r}; domains: {known}"
@@ -357,7 +368,7 @@ class Home:
         data = _without_targets(fields)
         calls = []
         for domain, entries in sorted(by_domain.items()):
-            handler = DOMAINS[domain].services.get(service)
+            handler = domain_of(domain).services.get(service)
             if handler is None:
                 continue
             supported = [entry for entry in entries if handler.supported_by(entry)]
@@ -503,7 +514,7 @@ def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:
         attributes["device_class"] = entry.device_class
     attributes["friendly_name"] = entry.name
     # Domains with feature flags show them even when none is set, as their HA entity classes do.
-    if entry.supported_features or DOMAINS[entry.domain].features:
+    if entry.supported_features or domain_of(entry.domain).features:
         attributes["supported_features"] = entry.supported_features
     return attributes
 

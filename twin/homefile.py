@@ -54,8 +54,9 @@ tuples. Times are kept to the microsecond, Home Assistant's own resolution.
 `import_ha_snapshot` twins a real Home Assistant home from a JSON or YAML dump with the keys
 `floors` (floor_id, name, level), `areas` (area_id, name, floor_id), `devices` (id, name or
 name_by_user, manufacturer, model, area_id), `entities` (entity registry entries) and `states`
-(state objects as `/api/states` returns them). Entities of domains the twin does not model, and
-registry entries without a state (disabled ones have none), are skipped and their ids returned.
+(state objects as `/api/states` returns them). Entities of domains the twin does not model (unless
+kept, read-only, with `keep_unmodelled`), and registry entries without a state (disabled ones
+have none), are skipped and their ids returned.
 Capabilities come from the registry entry's `capabilities`, else from the state attributes that
 Home Assistant's `capability_attributes` lists; friendly_name, device_class, unit_of_measurement and
 supported_features become registry fields. The clock starts at the newest `last_updated`. What Home
@@ -815,13 +816,20 @@ def _sorted(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
 # --- Home Assistant snapshots ----------------------------------------------------------------
 
 
-def import_ha_snapshot(data: Mapping[str, Any] | Source) -> tuple[Home, list[str]]:
+def import_ha_snapshot(
+    data: Mapping[str, Any] | Source, *, keep_unmodelled: bool = False
+) -> tuple[Home, list[str]]:
     """A home from a Home Assistant snapshot or a synthetic-home inventory (a mapping, a JSON or
-    YAML file, or its text), and the sorted ids of the entities it skipped."""
+    YAML file, or its text), and the sorted ids of the entities it skipped.
+
+    `keep_unmodelled` keeps a snapshot's entities of domains the twin does not simulate, read-only
+    (Home.add_entity's `any_domain`), as a mirror of a real home needs them for its conditions.
+    """
     where, raw = ("snapshot", data) if isinstance(data, Mapping) else _read(data)
     with _at(where):
         if isinstance(raw, Mapping) and "states" in raw:
-            return _from_snapshot(_validate(_HA_SNAPSHOT, dict(raw), "a snapshot"))
+            snapshot = _validate(_HA_SNAPSHOT, dict(raw), "a snapshot")
+            return _from_snapshot(snapshot, keep_unmodelled)
         return _from_inventory(_validate(_INVENTORY, raw, "a snapshot or an inventory"))
 
 
@@ -890,7 +898,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _with_tuples(attributes: Mapping[str, Any]) -> dict[str, Any]:
+def with_tuples(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """Attributes with Home Assistant's tuples restored where JSON made them lists."""
     return {
         key: tuple(value) if key in TUPLE_ATTRIBUTES and isinstance(value, list) else value
@@ -908,7 +916,7 @@ def _by_id(items: Sequence[Mapping[str, Any]], key: str, where: str) -> dict[str
     return found
 
 
-def _from_snapshot(snapshot: Mapping[str, Any]) -> tuple[Home, list[str]]:
+def _from_snapshot(snapshot: Mapping[str, Any], keep_unmodelled: bool) -> tuple[Home, list[str]]:
     states = snapshot["states"]
     registry = _by_id(snapshot["entities"], "entity_id", "entities")
     listed = _by_id(states, "entity_id", "states")
@@ -946,19 +954,21 @@ def _from_snapshot(snapshot: Mapping[str, Any]) -> tuple[Home, list[str]]:
     for index, state in enumerate(states):
         entity_id = state["entity_id"]
         entry = registry.get(entity_id, {})
-        if entity_id.partition(".")[0] not in DOMAINS:
+        if entity_id.partition(".")[0] not in DOMAINS and not keep_unmodelled:
             skipped.append(entity_id)
             continue
         with _at(f"states[{index}] ({entity_id})"):
-            _add_ha_entity(home, state, entry)
+            _add_ha_entity(home, state, entry, keep_unmodelled)
     _set_rooms(home, snapshot["rooms"])
     return home, sorted(skipped)
 
 
-def _add_ha_entity(home: Home, state: Mapping[str, Any], registry: Mapping[str, Any]) -> None:
+def _add_ha_entity(
+    home: Home, state: Mapping[str, Any], registry: Mapping[str, Any], any_domain: bool
+) -> None:
     """Add one entity from its state object and entity registry entry (which may be empty)."""
     entity_id = state["entity_id"]
-    attributes = _with_tuples(state["attributes"])
+    attributes = with_tuples(state["attributes"])
     name = _first(
         attributes.pop("friendly_name", None), registry.get("name"), registry.get("original_name")
     )
@@ -986,12 +996,12 @@ def _add_ha_entity(home: Home, state: Mapping[str, Any], registry: Mapping[str, 
         entity_category=registry.get("entity_category"),
         capabilities=dict(capabilities),
     )
-    added = home.add_entity(entry, state["state"], attributes)
+    added = home.add_entity(entry, state["state"], attributes, any_domain=any_domain)
     home.states[entity_id] = replace(
         added,
         last_changed=state.get("last_changed", home.now),
         last_updated=state.get("last_updated", home.now),
-        hidden=_with_tuples(state["hidden"]),
+        hidden=with_tuples(state["hidden"]),
     )
 
 

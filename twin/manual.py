@@ -22,7 +22,7 @@ from typing import Any
 
 import voluptuous as vol
 
-from .domains import DOMAINS, climate, cover, fan, humidifier, light, water_heater
+from .domains import DOMAINS, climate, cover, domain_of, fan, humidifier, light, water_heater
 from .home import Home
 from .registry import EntityEntry
 from .service import Service
@@ -296,7 +296,7 @@ def describe(home: Home, entity_id: str) -> dict[str, Any]:
         manual["unit_of_measurement"] = entry.unit_of_measurement
     manual["state"] = state.state
     services: dict[str, Any] = {}
-    for service in DOMAINS[entry.domain].services.values():
+    for service in domain_of(entry.domain).services.values():
         if service.supported_by(entry):
             services[service.name] = _service_manual(entry, service, services)
     manual["services"] = services

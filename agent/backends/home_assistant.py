@@ -8,10 +8,11 @@ reprs and error messages.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -34,6 +35,7 @@ from . import AreaLayout, FloorLayout, Result
 from .twin import NO_AREA, NO_FLOOR
 
 TIMEOUT = aiohttp.ClientTimeout(total=30)
+RECONNECT_DELAY = 1.0  # seconds between tries to make a dropped event connection again
 # The keys of a state the twin's tools give (Home Assistant's also has context, last_reported).
 STATE_KEYS = ("entity_id", "state", "attributes", "last_changed", "last_updated")
 # The entity-level attributes, which the twin's Home.add_entity derives from the entry itself.
@@ -94,30 +96,7 @@ class HomeAssistantBackend:
     async def run_tool(self, name: str, arguments: dict[str, Any] | str | None) -> Result:
         """Run one tool call on Home Assistant; arguments (a dict, or its JSON text as LLMs give
         it) are checked as the twin checks them."""
-        schemas = {s["function"]["name"]: s["function"]["parameters"] for s in self._schemas}
-        if name not in schemas:
-            return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(schemas)}")
-        if arguments is None:
-            arguments = {}
-        elif isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except (json.JSONDecodeError, RecursionError) as err:
-                return error("invalid_arguments", f"{name}: the arguments are not JSON: {err}")
-        if not isinstance(arguments, Mapping):
-            return error(
-                "invalid_arguments",
-                f"{name}: the arguments must be an object, got {type(arguments).__name__}",
-            )
-        if (problem := mismatch(arguments, schemas[name], "")) is not None:
-            return error("invalid_arguments", f"{name}: {problem}")
-        if name == "list_entities":
-            return await self.list_entities(**arguments)
-        if name == "get_state":
-            return await self.get_state(arguments["entity_id"])
-        if name == "describe":
-            return await self.describe(arguments["entity_id"])
-        return await self.call_service(**arguments)
+        return await run_tool_on(self, self._schemas, name, arguments)
 
     # --- the tools -----------------------------------------------------------------------------
 
@@ -125,26 +104,7 @@ class HomeAssistantBackend:
         self, area: str | None = None, floor: str | None = None, domain: str | None = None
     ) -> Result:
         """Every entity with a state, sorted by id, in compact form, filtered as the twin's."""
-        registries = await self._registries()
-        areas = {a["area_id"]: a for a in registries["area"]}
-        try:
-            area_id = _resolve(areas, area, "area")
-            floor_id = _resolve({f["floor_id"]: f for f in registries["floor"]}, floor, "floor")
-        except TargetNotFoundError as err:
-            return error(err.code, str(err))
-        places = _areas_of(registries)
-        entities = []
-        for state in sorted(await self._states(), key=lambda s: str(s["entity_id"])):
-            entity_id = state["entity_id"]
-            if domain is not None and entity_id.partition(".")[0] != domain:
-                continue
-            in_area = places.get(entity_id)
-            if area_id is not None and in_area != area_id:
-                continue
-            if floor_id is not None and (in_area is None or areas[in_area]["floor_id"] != floor_id):
-                continue
-            entities.append(_compact(state, in_area))
-        return {"entities": entities}
+        return select_entities(await self._states(), await self._registries(), area, floor, domain)
 
     async def get_state(self, entity_id: str) -> Result:
         """The entity's state as the REST API gives it, with the twin's keys."""
@@ -158,11 +118,7 @@ class HomeAssistantBackend:
         status, state = await self._state(entity_id)
         if status == 404:
             return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-        try:
-            home = _one_entity_home(state, await self._registries())
-        except TwinError as err:  # a domain the twin does not model
-            return error(err.code, f"No manual for {entity_id}: {err}")
-        return describe(home, entity_id)
+        return manual_of(state, await self._registries())
 
     async def call_service(
         self,
@@ -172,12 +128,8 @@ class HomeAssistantBackend:
         data: Mapping[str, Any] | None = None,
     ) -> Result:
         """POST /api/services/<domain>/<service>; the states it changed, in compact form."""
-        for name, value in (("target", target), ("data", data)):
-            if value is not None and not isinstance(value, Mapping):
-                return error(
-                    InvalidServiceDataError.code,
-                    f"{name} must be an object, got {type(value).__name__}",
-                )
+        if (mistyped := payload_error(target, data)) is not None:
+            return mistyped
         _, services = await self._request("GET", "/api/services")
         offered = {item["domain"]: item["services"] for item in services}
         if service not in offered.get(domain, {}):
@@ -204,31 +156,7 @@ class HomeAssistantBackend:
 
     async def layout(self) -> tuple[FloorLayout, ...]:
         """Floors by level, areas by name, entities by id, as the twin backend orders them."""
-        registries = await self._registries()
-        places = _areas_of(registries)
-        by_area: dict[str | None, list[tuple[str, str]]] = {}
-        for state in sorted(await self._states(), key=lambda s: str(s["entity_id"])):
-            entity_id = state["entity_id"]
-            name = state["attributes"].get("friendly_name", entity_id)
-            by_area.setdefault(places.get(entity_id), []).append((entity_id, name))
-        by_floor: dict[str | None, list[AreaLayout]] = {}
-        for area in sorted(registries["area"], key=lambda a: (a["name"], a["area_id"])):
-            entities = tuple(by_area.get(area["area_id"], ()))
-            by_floor.setdefault(area["floor_id"], []).append(
-                AreaLayout(area["area_id"], area["name"], entities)
-            )
-        if None in by_area:
-            by_floor.setdefault(None, []).append(AreaLayout(None, NO_AREA, tuple(by_area[None])))
-        floors = sorted(
-            registries["floor"], key=lambda f: (f["level"] or 0, f["name"], f["floor_id"])
-        )
-        layout = [
-            FloorLayout(f["floor_id"], f["name"], tuple(by_floor.get(f["floor_id"], ())))
-            for f in floors
-        ]
-        if None in by_floor:
-            layout.append(FloorLayout(None, NO_FLOOR, tuple(by_floor[None])))
-        return tuple(layout)
+        return home_layout(await self._states(), await self._registries())
 
     # --- transport -----------------------------------------------------------------------------
 
@@ -268,7 +196,8 @@ class HomeAssistantBackend:
         for attempt in (1, 2):
             try:
                 ws = self._ws if self._ws is not None and not self._ws.closed else None
-                ws = ws or await self._connect()
+                if ws is None:
+                    ws = self._ws = await self._connect()
                 self._next_id += 1
                 await ws.send_json({"id": self._next_id, "type": kind})
                 while True:
@@ -298,8 +227,189 @@ class HomeAssistantBackend:
         if (await ws.receive_json())["type"] != "auth_ok":
             await ws.close()
             raise HomeAssistantError(f"Home Assistant at {self.url} refused the token")
-        self._ws = ws
         return ws
+
+    # --- the mirror's link (twin.mirror.Link) --------------------------------------------------
+
+    async def registry(self, kind: str) -> list[dict[str, Any]]:
+        """One registry as config/<kind>_registry/list gives it: floor, area, device or entity."""
+        result: list[dict[str, Any]] = await self._command(f"config/{kind}_registry/list")
+        return result
+
+    async def subscribe_events(
+        self, event_types: Sequence[str], retry: float = RECONNECT_DELAY
+    ) -> AsyncIterator[dict[str, Any] | None]:
+        """Home Assistant's events of these types, on a WebSocket of their own: None once
+        subscribed to all, then each event (`event_type`, `data`, `time_fired`...). A dropped
+        connection is made again, tried every `retry` seconds, and None comes again: events in
+        between are lost. No first connection, a refused token or a refused subscription raise
+        HomeAssistantError."""
+        connected = False
+        while True:
+            try:
+                ws = await self._connect()
+            except (aiohttp.ClientError, ConnectionError, aiohttp.WSMessageTypeError) as err:
+                if not connected:
+                    raise HomeAssistantError(f"Home Assistant at {self.url}: {err}") from None
+                await asyncio.sleep(retry)
+                continue
+            connected = True
+            try:
+                pending = set(range(1, len(event_types) + 1))
+                for number, event_type in enumerate(event_types, 1):
+                    command = {"id": number, "type": "subscribe_events", "event_type": event_type}
+                    await ws.send_json(command)
+                async for message in ws:
+                    if message.type != aiohttp.WSMsgType.TEXT:
+                        break
+                    answer = message.json()
+                    if answer.get("type") == "result":
+                        if not answer["success"]:
+                            raise HomeAssistantError(f"subscribe_events failed: {answer['error']}")
+                        pending.discard(answer["id"])
+                        if not pending:
+                            yield None
+                    elif answer.get("type") == "event" and not pending:
+                        yield answer["event"]
+            except (aiohttp.ClientError, ConnectionError):
+                pass
+            finally:
+                await ws.close()
+            await asyncio.sleep(retry)
+
+
+class ToolCalls(Protocol):
+    """A backend's tools as methods, which run_tool_on calls with checked arguments."""
+
+    async def list_entities(
+        self, area: str | None = None, floor: str | None = None, domain: str | None = None
+    ) -> Result: ...
+
+    async def get_state(self, entity_id: str) -> Result: ...
+
+    async def describe(self, entity_id: str) -> Result: ...
+
+    async def call_service(
+        self,
+        domain: str,
+        service: str,
+        target: Mapping[str, Any] | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> Result: ...
+
+
+async def run_tool_on(
+    tools: ToolCalls,
+    schemas: list[dict[str, Any]],
+    name: str,
+    arguments: dict[str, Any] | str | None,
+) -> Result:
+    """Run one tool call on `tools`, with the twin's checks of the name and the arguments (a
+    dict, or its JSON text as LLMs give it) against `schemas`, the tools offered."""
+    parameters = {s["function"]["name"]: s["function"]["parameters"] for s in schemas}
+    if name not in parameters:
+        return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(parameters)}")
+    if arguments is None:
+        arguments = {}
+    elif isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as err:
+            return error("invalid_arguments", f"{name}: the arguments are not JSON: {err}")
+    if not isinstance(arguments, Mapping):
+        return error(
+            "invalid_arguments",
+            f"{name}: the arguments must be an object, got {type(arguments).__name__}",
+        )
+    if (problem := mismatch(arguments, parameters[name], "")) is not None:
+        return error("invalid_arguments", f"{name}: {problem}")
+    if name == "list_entities":
+        return await tools.list_entities(**arguments)
+    if name == "get_state":
+        return await tools.get_state(arguments["entity_id"])
+    if name == "describe":
+        return await tools.describe(arguments["entity_id"])
+    return await tools.call_service(**arguments)
+
+
+def select_entities(
+    states: list[dict[str, Any]],
+    registries: Mapping[str, list[dict[str, Any]]],
+    area: str | None = None,
+    floor: str | None = None,
+    domain: str | None = None,
+) -> Result:
+    """list_entities over Home Assistant's states and registries (as its WebSocket API lists
+    them): the entities with a state, sorted by id, in compact form, filtered as the twin's."""
+    areas = {a["area_id"]: a for a in registries["area"]}
+    try:
+        area_id = _resolve(areas, area, "area")
+        floor_id = _resolve({f["floor_id"]: f for f in registries["floor"]}, floor, "floor")
+    except TargetNotFoundError as err:
+        return error(err.code, str(err))
+    places = _areas_of(registries)
+    entities = []
+    for state in sorted(states, key=lambda s: str(s["entity_id"])):
+        entity_id = state["entity_id"]
+        if domain is not None and entity_id.partition(".")[0] != domain:
+            continue
+        in_area = places.get(entity_id)
+        if area_id is not None and in_area != area_id:
+            continue
+        if floor_id is not None and (in_area is None or areas[in_area]["floor_id"] != floor_id):
+            continue
+        entities.append(_compact(state, in_area))
+    return {"entities": entities}
+
+
+def home_layout(
+    states: list[dict[str, Any]], registries: Mapping[str, list[dict[str, Any]]]
+) -> tuple[FloorLayout, ...]:
+    """The layout of Home Assistant's states and registries: floors by level, areas by name,
+    entities by id, as the twin backend orders them."""
+    places = _areas_of(registries)
+    by_area: dict[str | None, list[tuple[str, str]]] = {}
+    for state in sorted(states, key=lambda s: str(s["entity_id"])):
+        entity_id = state["entity_id"]
+        name = state["attributes"].get("friendly_name", entity_id)
+        by_area.setdefault(places.get(entity_id), []).append((entity_id, name))
+    by_floor: dict[str | None, list[AreaLayout]] = {}
+    for area in sorted(registries["area"], key=lambda a: (a["name"], a["area_id"])):
+        entities = tuple(by_area.get(area["area_id"], ()))
+        by_floor.setdefault(area["floor_id"], []).append(
+            AreaLayout(area["area_id"], area["name"], entities)
+        )
+    if None in by_area:
+        by_floor.setdefault(None, []).append(AreaLayout(None, NO_AREA, tuple(by_area[None])))
+    floors = sorted(registries["floor"], key=lambda f: (f["level"] or 0, f["name"], f["floor_id"]))
+    layout = [
+        FloorLayout(f["floor_id"], f["name"], tuple(by_floor.get(f["floor_id"], ())))
+        for f in floors
+    ]
+    if None in by_floor:
+        layout.append(FloorLayout(None, NO_FLOOR, tuple(by_floor[None])))
+    return tuple(layout)
+
+
+def manual_of(state: Mapping[str, Any], registries: Mapping[str, Any]) -> Result:
+    """describe's result: the twin's manual of the entity's state and registry entries."""
+    entity_id = state["entity_id"]
+    try:
+        home = _one_entity_home(state, registries)
+    except TwinError as err:  # a domain the twin does not model
+        return error(err.code, f"No manual for {entity_id}: {err}")
+    return describe(home, entity_id)
+
+
+def payload_error(target: Any, data: Any) -> Result | None:
+    """The twin's error for a target or data that is no object; None when both are."""
+    for name, value in (("target", target), ("data", data)):
+        if value is not None and not isinstance(value, Mapping):
+            return error(
+                InvalidServiceDataError.code,
+                f"{name} must be an object, got {type(value).__name__}",
+            )
+    return None
 
 
 def _unknown_entity(entity_id: str) -> str:

@@ -36,3 +36,9 @@ DOMAINS: dict[str, Domain] = {
         sensor.BINARY_SENSOR,
     )
 }
+
+
+def domain_of(name: str) -> Domain:
+    """The domain's behaviour; one the twin does not simulate (`person`, `sun`, a mirrored
+    home's `automation`...) offers no services: its entities are read-only, as sensors are."""
+    return DOMAINS.get(name) or Domain.of(name, [])

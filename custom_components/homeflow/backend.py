@@ -1,0 +1,268 @@
+"""The agent's tools inside Home Assistant: HomeFlow's tool surface run directly on `hass`.
+
+Results are those of the twin and the REST backends: the REST backend's helpers build them from
+the same state dicts and registry rows. The agent sees only the entities exposed to its assistant
+(an unexposed one is an unknown one), may call only the auditor policy's actions, and has no
+pyexec.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import probatio
+from homeassistant.components.homeassistant.exposed_entities import async_should_expose
+from homeassistant.const import EVENT_STATE_CHANGED
+from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, State, callback
+from homeassistant.exceptions import HomeAssistantError, ServiceNotFound, ServiceValidationError
+from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import floor_registry as fr
+from homeassistant.helpers.target import TargetSelection, async_extract_referenced_entity_ids
+
+from agent.backends import FloorLayout, Result
+from agent.backends.home_assistant import (
+    STATE_KEYS,
+    _areas_of,
+    _compact,
+    _named_entities,
+    _one_entity_home,
+    _service_error,
+    _unknown_entity,
+    _unknown_target,
+    home_layout,
+    manual_of,
+    payload_error,
+    run_tool_on,
+    select_entities,
+)
+from twin.auditor import DEFAULT_POLICY, Policy
+from twin.errors import EntityNotFoundError, ServiceNotFoundError, TwinError
+from twin.home import CROSS_DOMAIN, Home
+from twin.tools import POLICY_CODES, TOOL_SCHEMAS, error
+from twin.validation import valid_entity_id
+
+# The target keys that reach entities through registries (label_id only through `data`).
+INDIRECT_KEYS = ("device_id", "area_id", "floor_id", "label_id")
+
+
+class HassBackend:
+    """Runs tool calls on `hass` for `assistant`, whose exposed entities are the agent's home.
+
+    Actions run in a child of `context` (the conversation's), judged by the auditor's `policy`.
+    """
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        *,
+        assistant: str = "conversation",
+        context: Context | None = None,
+        policy: Policy = DEFAULT_POLICY,
+    ) -> None:
+        """Keep what every call needs."""
+        self.hass = hass
+        self.assistant = assistant
+        self.context = context
+        self.policy = policy
+        self._schemas = [s for s in TOOL_SCHEMAS if s["function"]["name"] != "pyexec"]
+
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The twin's tools but pyexec, in the OpenAI tools format."""
+        return list(self._schemas)
+
+    async def run_tool(self, name: str, arguments: dict[str, Any] | str | None) -> Result:
+        """Run one tool call, its arguments checked as the twin checks them."""
+        return await run_tool_on(self, self._schemas, name, arguments)
+
+    # --- the tools -----------------------------------------------------------------------------
+
+    async def list_entities(
+        self, area: str | None = None, floor: str | None = None, domain: str | None = None
+    ) -> Result:
+        """The exposed entities, sorted by id, in compact form, filtered as the twin's."""
+        return select_entities(self._states(), self._registries(), area, floor, domain)
+
+    async def get_state(self, entity_id: str) -> Result:
+        """The exposed entity's state as the REST API gives it, with the twin's keys."""
+        if (state := self._state(entity_id)) is None:
+            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
+        return {key: state[key] for key in STATE_KEYS}
+
+    async def describe(self, entity_id: str) -> Result:
+        """The exposed entity's device manual, as the twin writes it."""
+        if (state := self._state(entity_id)) is None:
+            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
+        return manual_of(state, self._registries())
+
+    async def call_service(
+        self,
+        domain: str,
+        service: str,
+        target: Mapping[str, Any] | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> Result:
+        """Call an action the policy allows on exposed entities; the exposed states it changed.
+
+        An area, floor or device that also holds unexposed entities of the action's domain is
+        narrowed to its exposed ones, named by id.
+        """
+        if (mistyped := payload_error(target, data)) is not None:
+            return mistyped
+        verdict = self.policy.screen(Home(), domain, service)
+        if verdict.code in POLICY_CODES:
+            return error(verdict.code, verdict.message)
+        if not self.hass.services.has_service(domain, service):
+            return error(
+                ServiceNotFoundError.code, f"Action {domain}.{service} not found; see describe"
+            )
+        body = {**(data or {}), **(target or {})}  # Home Assistant takes the target in the data
+        states = {state["entity_id"]: state for state in self._states()}
+        registries = self._registries()
+        if (unknown := _unknown_target(body, set(states), registries)) is not None:
+            return unknown
+        body, reached = self._narrowed(domain, body, set(states))
+        for entity_id in sorted(reached):
+            if refused := self._refusal(domain, service, states[entity_id], registries):
+                return refused
+        changed: list[State] = []
+        context = Context(
+            user_id=self.context.user_id if self.context else None,
+            parent_id=self.context.id if self.context else None,
+        )
+
+        @callback
+        def _collect(event: Event[EventStateChangedData]) -> None:
+            """Keep the states this call changed, as the REST API reports them."""
+            if event.context is context and (state := event.data["new_state"]) is not None:
+                changed.append(state)
+
+        unsubscribe = self.hass.bus.async_listen(EVENT_STATE_CHANGED, _collect)
+        try:
+            await self.hass.services.async_call(
+                domain, service, body, blocking=True, context=context
+            )
+        except probatio.Invalid, ServiceNotFound:
+            return _service_error(400, None)
+        except ServiceValidationError as err:
+            return _service_error(400, {"message": str(err)})
+        except HomeAssistantError as err:
+            return _service_error(500, {"message": str(err)})
+        finally:
+            unsubscribe()
+        places = _areas_of(registries)
+        return {
+            "success": True,
+            "changed": [
+                _compact(_as_dict(state), places.get(state.entity_id))
+                for state in changed
+                if self._exposed(state.entity_id)
+            ],
+        }
+
+    # --- the protocol's views ------------------------------------------------------------------
+
+    async def states(self) -> dict[str, dict[str, Any]]:
+        """Every exposed entity's state, with the twin's keys."""
+        return {s["entity_id"]: {key: s[key] for key in STATE_KEYS} for s in self._states()}
+
+    async def layout(self) -> tuple[FloorLayout, ...]:
+        """The exposed entities by floor and area, as the twin backend orders them."""
+        return home_layout(self._states(), self._registries())
+
+    # --- Home Assistant ------------------------------------------------------------------------
+
+    def _exposed(self, entity_id: str) -> bool:
+        return async_should_expose(self.hass, self.assistant, entity_id)
+
+    def _state(self, entity_id: str) -> dict[str, Any] | None:
+        """The exposed entity's state dict; None for an unknown or unexposed entity."""
+        if not valid_entity_id(entity_id) or not self._exposed(entity_id):
+            return None
+        state = self.hass.states.get(entity_id)
+        return None if state is None else _as_dict(state)
+
+    def _states(self) -> list[dict[str, Any]]:
+        return [_as_dict(s) for s in self.hass.states.async_all() if self._exposed(s.entity_id)]
+
+    def _registries(self) -> dict[str, list[dict[str, Any]]]:
+        """The registries' rows with the fields of their WebSocket lists that the helpers read."""
+        return {
+            "floor": [
+                {"floor_id": f.floor_id, "name": f.name, "level": f.level}
+                for f in fr.async_get(self.hass).async_list_floors()
+            ],
+            "area": [
+                {"area_id": a.id, "name": a.name, "floor_id": a.floor_id}
+                for a in ar.async_get(self.hass).async_list_areas()
+            ],
+            "device": [
+                {
+                    "id": d.id,
+                    "name": d.name,
+                    "manufacturer": d.manufacturer,
+                    "model": d.model,
+                    "area_id": d.area_id,
+                }
+                for d in dr.async_get(self.hass).devices
+            ],
+            "entity": [
+                {"entity_id": e.entity_id, "device_id": e.device_id, "area_id": e.area_id}
+                for e in er.async_get(self.hass).entities.values()
+            ],
+        }
+
+    def _narrowed(
+        self, domain: str, body: dict[str, Any], exposed: set[str]
+    ) -> tuple[dict[str, Any], set[str]]:
+        """The call's data with its targets kept to exposed entities, and the entities it
+        reaches: what Home Assistant reaches through devices, areas, floors, labels or "all"."""
+        named = body.get("entity_id")
+        explicit = set(_named_entities(named))
+        everything = isinstance(named, str) and named.strip().lower() == "all"
+        if everything:
+            indirect = set(self.hass.states.async_entity_ids())
+        else:
+            targets = {key: ids for key in INDIRECT_KEYS if (ids := _ids(body.get(key)))}
+            selected = async_extract_referenced_entity_ids(self.hass, TargetSelection(targets))
+            indirect = selected.indirectly_referenced
+        indirect = {e for e in indirect if domain == CROSS_DOMAIN or e.startswith(f"{domain}.")}
+        kept = explicit | (indirect & exposed)
+        if not any(self.hass.states.get(e) is not None for e in indirect - exposed):
+            return body, kept
+        fields = {key: value for key, value in body.items() if key not in INDIRECT_KEYS}
+        return {**fields, "entity_id": sorted(kept)}, kept
+
+    def _refusal(
+        self,
+        domain: str,
+        service: str,
+        state: Mapping[str, Any],
+        registries: Mapping[str, Any],
+    ) -> Result | None:
+        """The policy's refusal of the action on one entity (a sensitive one), judged on a twin
+        of it; None when allowed."""
+        try:
+            home = _one_entity_home(state, registries)
+        except TwinError:  # a domain the twin does not model, which no sensitive rule names
+            return None
+        entity_id = state["entity_id"]
+        verdict = self.policy.screen(home, domain, service, None, {"entity_id": entity_id})
+        return error(verdict.code, verdict.message) if verdict.code in POLICY_CODES else None
+
+
+def _as_dict(state: State) -> dict[str, Any]:
+    """A state as the REST API serialises it."""
+    result: dict[str, Any] = json.loads(state.as_dict_json)
+    return result
+
+
+def _ids(value: Any) -> list[str]:
+    """Registry ids as Home Assistant reads a target's value; none for what it will refuse."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return []
