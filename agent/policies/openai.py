@@ -1,10 +1,15 @@
 """A policy served by any OpenAI-compatible chat-completions server (vLLM, llama.cpp, Ollama,
-OpenAI itself), with retries for the failures that pass and clear errors for those that don't."""
+OpenAI itself), whole or streamed, with retries for the failures that pass and clear errors for
+those that don't."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -16,12 +21,23 @@ _LOGGER = logging.getLogger(__name__)
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
+@dataclass(frozen=True)
+class Delta:
+    """A piece of a streamed assistant message: text as it arrives, or the tool calls, whole,
+    once the message is complete (servers send their arguments in fragments)."""
+
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    parse_errors: tuple[str, ...] = ()
+
+
 class OpenAIPolicy:
     """Chat completions at `base_url` (".../v1"); the API key is sent, never logged or raised.
 
     Connection errors, 5xx and 429 are retried `retries` times with exponential backoff; a
     timeout is not (a slow server would only be asked again to be slow) and raises PolicyError.
-    Use it within one event loop and `await close()` (or `async with`) when done.
+    A `session` given (Home Assistant's shared one) is used and left open; otherwise the policy
+    opens its own: use it within one event loop and `await close()` (or `async with`) when done.
     """
 
     def __init__(
@@ -35,6 +51,7 @@ class OpenAIPolicy:
         backoff: float = 0.5,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        session: aiohttp.ClientSession | None = None,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -44,7 +61,8 @@ class OpenAIPolicy:
         self.backoff = backoff
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._session: aiohttp.ClientSession | None = None
+        self._session = session
+        self._owns_session = session is None
 
     def __repr__(self) -> str:
         return f"OpenAIPolicy(url={self.url!r}, model={self.model!r})"
@@ -56,13 +74,48 @@ class OpenAIPolicy:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP session."""
-        if self._session is not None:
+        """Close the HTTP session, if the policy opened it."""
+        if self._owns_session and self._session is not None:
             await self._session.close()
             self._session = None
 
     async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
         """Ask the server for the next message."""
+        async with self._responding(self._payload(messages, tools)) as response:
+            try:
+                data = await response.json(content_type=None)
+            except ValueError as exc:
+                raise PolicyError(f"{self.url} answered with invalid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise PolicyError(f"{self.url} answered with {type(data).__name__}, not an object")
+        return _message(data)
+
+    async def stream(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[Delta]:
+        """The next message as the server generates it (`stream: true`): each piece of text as
+        it comes, then the tool calls assembled from their fragments."""
+        fragments: dict[int, dict[str, Any]] = {}
+        payload = {**self._payload(messages, tools), "stream": True}
+        async with self._responding(payload) as response:
+            async for line in response.content:
+                text = line.decode("utf-8", "replace").strip()
+                if not text.startswith("data:"):
+                    continue  # blank lines between events, comments, other fields
+                data = text.removeprefix("data:").strip()
+                if data == "[DONE]":
+                    break
+                for choice in self._event(data).get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    if content := delta.get("content"):
+                        yield Delta(content)
+                    for fragment in delta.get("tool_calls") or ():
+                        _add_fragment(fragments, fragment)
+        if fragments:
+            calls, errors = _tool_calls([fragments[index] for index in sorted(fragments)])
+            yield Delta(tool_calls=calls, parse_errors=errors)
+
+    def _payload(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -72,52 +125,82 @@ class OpenAIPolicy:
             payload["tools"] = tools
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
-        return _message(await self._post(payload))
+        return payload
 
-    async def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The response's JSON, after retries."""
+    @asynccontextmanager
+    async def _responding(self, payload: dict[str, Any]) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The server's successful response, after retries; a timeout or a broken connection
+        while it is read raises PolicyError (part of it may have been used already)."""
         if self._session is None or self._session.closed:
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._session = aiohttp.ClientSession(
-                headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout)
-            )
+            self._session = aiohttp.ClientSession()
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
         problem = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                async with self._session.post(self.url, json=payload) as response:
-                    if response.status in _RETRY_STATUSES:
-                        problem = f"HTTP {response.status}: {self._redact(await response.text())}"
-                        _LOGGER.debug("%s answered %s; retrying", self.url, problem)
-                        continue
-                    if response.status >= 400:
-                        raise PolicyError(
-                            f"{self.url} refused the request with HTTP {response.status}: "
-                            f"{self._redact(await response.text())}"
-                            + (" (check the API key)" if response.status in (401, 403) else "")
-                        )
-                    data = await response.json(content_type=None)
+                response = await self._session.post(
+                    self.url, json=payload, headers=headers, timeout=timeout
+                )
+                text = ""
+                if response.status >= 400:
+                    async with response:
+                        text = self._redact(await response.text())
             except TimeoutError:
-                raise PolicyError(
-                    f"{self.url} did not answer within {self.timeout} s; raise the timeout"
-                ) from None
+                raise PolicyError(self._too_slow()) from None
             except aiohttp.ClientConnectionError as exc:
                 problem = f"cannot connect ({exc})"
                 _LOGGER.debug("%s: %s; retrying", self.url, problem)
                 continue
-            except ValueError as exc:
-                raise PolicyError(f"{self.url} answered with invalid JSON: {exc}") from None
-            if not isinstance(data, dict):
-                raise PolicyError(f"{self.url} answered with {type(data).__name__}, not an object")
-            return data
+            if response.status in _RETRY_STATUSES:
+                problem = f"HTTP {response.status}: {text}"
+                _LOGGER.debug("%s answered %s; retrying", self.url, problem)
+                continue
+            if response.status >= 400:
+                raise PolicyError(
+                    f"{self.url} refused the request with HTTP {response.status}: {text}"
+                    + (" (check the API key)" if response.status in (401, 403) else "")
+                )
+            async with response:
+                try:
+                    yield response
+                except TimeoutError:
+                    raise PolicyError(self._too_slow()) from None
+                except aiohttp.ClientError as exc:
+                    raise PolicyError(f"{self.url} broke off its answer: {exc}") from None
+            return
         raise PolicyError(f"{self.url} failed {self.retries + 1} times; last: {problem}")
+
+    def _event(self, data: str) -> dict[str, Any]:
+        """One streamed chunk, from the JSON of its `data:` line."""
+        try:
+            event = json.loads(data)
+        except ValueError as exc:
+            raise PolicyError(f"{self.url} streamed invalid JSON: {exc}") from None
+        if not isinstance(event, dict) or "error" in event:
+            raise PolicyError(f"{self.url} streamed an error: {self._redact(data)}")
+        return event
+
+    def _too_slow(self) -> str:
+        return f"{self.url} did not answer within {self.timeout} s; raise the timeout"
 
     def _redact(self, text: str) -> str:
         """A server's text without the API key (some servers echo it), shortened."""
         if self._api_key:
             text = text.replace(self._api_key, "***")
         return text[:500]
+
+
+def _add_fragment(fragments: dict[int, dict[str, Any]], fragment: dict[str, Any]) -> None:
+    """Adds a streamed piece of a tool call to the call at its index."""
+    call = fragments.setdefault(
+        int(fragment.get("index", len(fragments))), {"function": {"name": "", "arguments": ""}}
+    )
+    call["id"] = fragment.get("id") or call.get("id")
+    function = fragment.get("function") or {}
+    call["function"]["name"] += function.get("name") or ""
+    call["function"]["arguments"] += function.get("arguments") or ""
 
 
 def _message(data: dict[str, Any]) -> AssistantMessage:
@@ -135,9 +218,15 @@ def _message(data: dict[str, Any]) -> AssistantMessage:
     if not message.get("tool_calls"):
         parsed = parse_tool_calls(content)
         return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors, **tokens)
+    calls, errors = _tool_calls(message["tool_calls"])
+    return AssistantMessage(content, calls, errors, **tokens)
+
+
+def _tool_calls(raw: list[dict[str, Any]]) -> tuple[tuple[ToolCall, ...], tuple[str, ...]]:
+    """The well-formed calls of an OpenAI `tool_calls` list, and one error per malformed one."""
     calls: list[ToolCall] = []
     errors: list[str] = []
-    for number, call in enumerate(message["tool_calls"], start=1):
+    for number, call in enumerate(raw, start=1):
         function = call.get("function") or {}
         name = function.get("name")
         try:
@@ -152,4 +241,4 @@ def _message(data: dict[str, Any]) -> AssistantMessage:
             )
         except ValueError as exc:
             errors.append(f"tool call {number}: {exc}")
-    return AssistantMessage(content, tuple(calls), tuple(errors), **tokens)
+    return tuple(calls), tuple(errors)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import entity_platform
 from homeassistant.helpers.typing import ConfigType
 
 from twin.errors import TwinError
 
-from .const import DOMAIN, PLATFORMS
+from .const import DOMAIN, PLATFORMS, SUBENTRY_CONVERSATION
+from .llm_api import async_register_llm_api
 from .registry import register_home, unregister_home
 from .services import async_setup_services
 from .virtual_home import VirtualHome, home_store
@@ -21,8 +24,9 @@ CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Register the integration's actions, once for all homes."""
+    """Register the integration's actions and its LLM API, once for all homes."""
     async_setup_services(hass)
+    async_register_llm_api(hass)
     return True
 
 
@@ -34,7 +38,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> 
         raise ConfigEntryError(f"The home cannot be built: {err}") from err
     virtual.registry_ids = register_home(hass, entry, virtual.home, virtual.registry_ids)
     entry.runtime_data = virtual
-    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    agents = any(sub.subentry_type == SUBENTRY_CONVERSATION for sub in entry.subentries.values())
+    await hass.config_entries.async_forward_entry_setups(
+        entry, [*PLATFORMS, Platform.CONVERSATION] if agents else PLATFORMS
+    )
     virtual.start_clock()
     entry.async_on_unload(virtual.stop_clock)
     return True
@@ -43,7 +50,14 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> 
 async def async_unload_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:
     """Unload a virtual home, saving its state first."""
     await entry.runtime_data.async_save_now()
-    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+    # The agents' platform as it was set up: agents added since then are not loaded yet.
+    agents = any(
+        platform.domain == Platform.CONVERSATION and platform.config_entry is entry
+        for platform in entity_platform.async_get_platforms(hass, DOMAIN)
+    )
+    return await hass.config_entries.async_unload_platforms(
+        entry, [*PLATFORMS, Platform.CONVERSATION] if agents else PLATFORMS
+    )
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> None:

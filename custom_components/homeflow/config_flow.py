@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import voluptuous as vol
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigFlow,
     ConfigFlowResult,
+    ConfigSubentryFlow,
     OptionsFlowWithReload,
+    SubentryFlowResult,
 )
-from homeassistant.const import CONF_NAME
-from homeassistant.core import callback
+from homeassistant.const import (
+    CONF_API_KEY,
+    CONF_LLM_HASS_API,
+    CONF_MODEL,
+    CONF_NAME,
+    CONF_PROMPT,
+    CONF_URL,
+)
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import llm
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
+    SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
+    TemplateSelector,
     TextSelector,
     TextSelectorConfig,
+    TextSelectorType,
 )
 from homeassistant.util import slugify
 
@@ -32,21 +50,26 @@ from .const import (
     CONF_CITY,
     CONF_HOME,
     CONF_HOME_TYPE,
+    CONF_MODEL_PATH,
     CONF_PHYSICS,
     CONF_SEED,
     CONF_SIZE,
     CONF_SOURCE,
     CONF_SPEED,
     CONF_TICK,
+    DEFAULT_CONVERSATION_NAME,
     DEFAULT_NAME,
     DEFAULT_PHYSICS,
+    DEFAULT_PROMPT,
     DEFAULT_SPEED,
     DEFAULT_TICK,
     DOMAIN,
     HOME_TYPES,
+    HOMEFLOW_LLM_API,
     SIZES,
     SOURCE_GENERATE,
     SOURCE_IMPORT,
+    SUBENTRY_CONVERSATION,
 )
 from .virtual_home import build_home
 
@@ -85,6 +108,14 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
     def async_get_options_flow(config_entry: ConfigEntry) -> HomeFlowOptionsFlow:
         """How the home's simulation runs."""
         return HomeFlowOptionsFlow()
+
+    @classmethod
+    @callback
+    def async_get_supported_subentry_types(
+        cls, config_entry: ConfigEntry
+    ) -> dict[str, type[ConfigSubentryFlow]]:
+        """A home's conversation agents."""
+        return {SUBENTRY_CONVERSATION: ConversationFlow}
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Generate a home or import one."""
@@ -158,3 +189,120 @@ class HomeFlowOptionsFlow(OptionsFlowWithReload):
             }
         )
         return self.async_show_form(step_id="init", data_schema=schema)
+
+
+class ConversationFlow(ConfigSubentryFlow):
+    """Add or change a conversation agent: its model, its prompt and the tools it may use."""
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Add an agent."""
+        return await self._async_step_agent("user", {}, user_input)
+
+    async def async_step_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> SubentryFlowResult:
+        """Change an agent."""
+        current = dict(self._get_reconfigure_subentry().data)
+        return await self._async_step_agent("reconfigure", current, user_input)
+
+    async def _async_step_agent(
+        self, step_id: str, current: dict[str, Any], user_input: dict[str, Any] | None
+    ) -> SubentryFlowResult:
+        """Show the form; check the model is reachable, then save."""
+        errors: dict[str, str] = {}
+        placeholders = {"error": ""}
+        if user_input is not None:
+            data = {key: value for key, value in user_input.items() if value not in ("", [], None)}
+            errors, placeholders["error"] = await _async_check_model(self.hass, data)
+            if not errors:
+                if step_id == "reconfigure":
+                    return self.async_update_reload_and_abort(
+                        self._get_entry(), self._get_reconfigure_subentry(), data=data
+                    )
+                # Reload, to add the agent, once the flow has added the subentry (as soon as this
+                # step returns; a task started now could read the subentries before that).
+                self.hass.loop.call_soon(
+                    self.hass.config_entries.async_schedule_reload, self._entry_id
+                )
+                return self.async_create_entry(title=data.pop(CONF_NAME), data=data)
+        schema = _agent_schema(self.hass, named=step_id == "user")
+        suggested = {
+            CONF_PROMPT: DEFAULT_PROMPT,
+            CONF_LLM_HASS_API: [_default_llm_api(self.hass)],
+            **current,
+            **(user_input or {}),
+        }
+        return self.async_show_form(
+            step_id=step_id,
+            data_schema=self.add_suggested_values_to_schema(schema, suggested),
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+
+def _default_llm_api(hass: HomeAssistant) -> str:
+    """HomeFlow's own tools where registered, else Home Assistant's Assist."""
+    ids = {api.id for api in llm.async_get_apis(hass)}
+    return HOMEFLOW_LLM_API if HOMEFLOW_LLM_API in ids else llm.LLM_API_ASSIST
+
+
+def _agent_schema(hass: HomeAssistant, *, named: bool) -> vol.Schema:
+    """The agent's fields: a served model (URL, model, key) or a local one, prompt, LLM APIs."""
+    apis = [SelectOptionDict(label=api.name, value=api.id) for api in llm.async_get_apis(hass)]
+    fields: dict[Any, Any] = {}
+    if named:
+        fields[vol.Required(CONF_NAME, default=DEFAULT_CONVERSATION_NAME)] = str
+    fields |= {
+        vol.Optional(CONF_URL): TextSelector(TextSelectorConfig(type=TextSelectorType.URL)),
+        vol.Optional(CONF_MODEL): str,
+        vol.Optional(CONF_API_KEY): TextSelector(
+            TextSelectorConfig(type=TextSelectorType.PASSWORD)
+        ),
+        vol.Optional(CONF_MODEL_PATH): str,
+        vol.Optional(CONF_PROMPT): TemplateSelector(),
+        vol.Optional(CONF_LLM_HASS_API): SelectSelector(
+            SelectSelectorConfig(options=apis, multiple=True)
+        ),
+    }
+    return vol.Schema(fields)
+
+
+async def _async_check_model(
+    hass: HomeAssistant, data: dict[str, Any]
+) -> tuple[dict[str, str], str]:
+    """Errors by field (and a detail to show) unless the agent's model can be used."""
+    if (CONF_URL in data) == (CONF_MODEL_PATH in data):
+        return {"base": "url_or_path"}, ""
+    if CONF_MODEL_PATH in data:
+        return await hass.async_add_executor_job(_check_local_model, data[CONF_MODEL_PATH])
+    if CONF_MODEL not in data:
+        return {CONF_MODEL: "model_required"}, ""
+    try:
+        url = data[CONF_URL] = cv.url(data[CONF_URL]).rstrip("/")
+    except vol.Invalid:
+        return {CONF_URL: "invalid_url"}, ""
+    api_key = data.get(CONF_API_KEY)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with async_get_clientsession(hass).get(
+            f"{url}/models", headers=headers, timeout=aiohttp.ClientTimeout(total=10)
+        ) as response:
+            if response.status in (401, 403):
+                return {CONF_API_KEY: "invalid_auth"}, ""
+            if response.status >= 400:
+                return {CONF_URL: "cannot_connect"}, f"GET {url}/models: HTTP {response.status}"
+            models = await response.json(content_type=None)
+    except (TimeoutError, aiohttp.ClientError, ValueError) as err:
+        return {CONF_URL: "cannot_connect"}, f"GET {url}/models: {err or type(err).__name__}"
+    if not isinstance(models, dict) or not isinstance(models.get("data"), list):
+        return {CONF_URL: "cannot_connect"}, f"GET {url}/models did not list models"
+    return {}, ""
+
+
+def _check_local_model(path: str) -> tuple[dict[str, str], str]:
+    """Errors unless this Python can run a model from `path` (torch and transformers)."""
+    if not all(importlib.util.find_spec(name) for name in ("torch", "transformers")):
+        return {CONF_MODEL_PATH: "local_model_unavailable"}, ""
+    if not Path(path).is_dir():
+        return {CONF_MODEL_PATH: "model_path_not_found"}, ""
+    return {}, ""

@@ -2,6 +2,8 @@
 
 from homeassistant.const import Platform
 
+from agent.prompt import CLARIFY, REPLY, ROLE
+
 DOMAIN = "homeflow"
 DEFAULT_NAME = "HomeFlow home"
 
@@ -26,7 +28,18 @@ DEFAULT_TICK = 60
 HOME_TYPES = ["studio", "apartment", "house", "duplex", "villa"]
 SIZES = ["small", "medium", "large"]
 
-# Every platform the twin covers, in the order Home Assistant sets them up.
+# Conversation agents: "conversation" subentries of a home, each a model served at an
+# OpenAI-compatible URL (or a local model folder) with its prompt and its LLM APIs.
+SUBENTRY_CONVERSATION = "conversation"
+CONF_MODEL_PATH = "model_path"
+DEFAULT_CONVERSATION_NAME = "HomeFlow agent"
+HOMEFLOW_LLM_API = "homeflow"  # HomeFlow's own tool surface, registered as an LLM API
+# The paper's agent prompt (B.3) less its device list and tool workflow, which the LLM API adds.
+DEFAULT_PROMPT = "\n\n".join([ROLE, CLARIFY, REPLY])
+MAX_TOOL_ITERATIONS = 10  # model turns per user message, so a looping model ends
+
+# Every platform the twin covers, in the order Home Assistant sets them up (and the agents'
+# platform, conversation, for a home that has agents).
 PLATFORMS = [
     Platform.BINARY_SENSOR,
     Platform.CLIMATE,

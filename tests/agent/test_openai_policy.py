@@ -8,11 +8,12 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
 from agent.policies import PolicyError
-from agent.policies.openai import OpenAIPolicy
+from agent.policies.openai import Delta, OpenAIPolicy
 
 KEY = "sk-secret-123"
 TOOLS = [{"type": "function", "function": {"name": "list_entities", "parameters": {}}}]
@@ -59,6 +60,13 @@ def completion(message: dict[str, Any]) -> Reply:
             "usage": {"prompt_tokens": 11, "completion_tokens": 7},
         }
     )
+
+
+def sse(*deltas: dict[str, Any], done: bool = True) -> Reply:
+    """A streamed completion: one server-sent event per delta, then [DONE]."""
+    events = [json.dumps({"choices": [{"index": 0, "delta": delta}]}) for delta in deltas]
+    body = "".join(f"data: {event}\n\n" for event in events + ["[DONE]"] * done)
+    return lambda _: web.Response(text=body, content_type="text/event-stream")
 
 
 def status(code: int, text: str = "") -> Reply:
@@ -163,3 +171,108 @@ async def test_a_response_without_choices_is_an_error(server: FakeServer) -> Non
     async with OpenAIPolicy(server.url, "m") as policy:
         with pytest.raises(PolicyError, match=r"no choices\[0\].message"):
             await policy.act(MESSAGES, TOOLS)
+
+
+async def collect(policy: OpenAIPolicy) -> list[Delta]:
+    return [delta async for delta in policy.stream(MESSAGES, TOOLS)]
+
+
+async def test_stream_yields_text_then_tool_calls_assembled_from_fragments(
+    server: FakeServer,
+) -> None:
+    def call(index: int, **fields: Any) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, **fields}]}
+
+    server.replies.append(
+        sse(
+            {"role": "assistant", "content": ""},
+            {"content": "On "},
+            {"content": "it."},
+            call(0, id="call_a", type="function", function={"name": "get_state", "arguments": ""}),
+            call(1, id="call_b", type="function", function={"name": "call_service"}),
+            call(0, function={"arguments": '{"entity_id": '}),
+            call(1, function={"arguments": '{"domain": "light"}'}),
+            call(0, function={"arguments": '"light.a"}'}),
+            call(2, function={"name": "", "arguments": "{}"}),
+        )
+    )
+    async with OpenAIPolicy(server.url, "m", KEY) as policy:
+        deltas = await collect(policy)
+    assert [d.content for d in deltas[:2]] == ["On ", "it."]
+    last = deltas[-1]
+    assert [(c.id, c.name, c.arguments) for c in last.tool_calls] == [
+        ("call_a", "get_state", {"entity_id": "light.a"}),
+        ("call_b", "call_service", {"domain": "light"}),
+    ]
+    assert last.parse_errors == ("tool call 3: it has no function name",)
+    body, authorization = server.requests[0]
+    assert body["stream"] is True
+    assert body["tools"] == TOOLS
+    assert body["messages"] == MESSAGES
+    assert authorization == f"Bearer {KEY}"
+
+
+async def test_stream_is_retried_before_it_starts(server: FakeServer) -> None:
+    server.replies += [status(502), sse({"content": "hi"})]
+    async with OpenAIPolicy(server.url, "m", retries=1, backoff=0.01) as policy:
+        assert await collect(policy) == [Delta("hi")]
+    assert len(server.requests) == 2
+
+
+def raw(body: str) -> Reply:
+    return lambda _: web.Response(text=body, content_type="text/event-stream")
+
+
+async def test_a_streamed_error_is_a_policy_error_without_the_key(server: FakeServer) -> None:
+    server.replies += [
+        raw(f'data: {{"choices": []}}\n\ndata: {{"error": "bad key {KEY}"}}\n\n'),
+        sse({"content": "a"}, done=False),
+        raw("data: {no"),
+    ]
+    async with OpenAIPolicy(server.url, "m", KEY) as policy:
+        with pytest.raises(PolicyError, match=r"streamed an error") as raised:
+            await collect(policy)
+        assert KEY not in str(raised.value)
+        # A stream that ends without [DONE] is complete; one that is not JSON is an error.
+        assert await collect(policy) == [Delta("a")]
+        with pytest.raises(PolicyError, match="streamed invalid JSON"):
+            await collect(policy)
+
+
+async def test_a_stream_too_slow_is_a_timeout(server: FakeServer) -> None:
+    async def slow(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n')
+        await asyncio.sleep(1.0)
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    try:
+        deltas: list[Delta] = []
+
+        async def read(policy: OpenAIPolicy) -> None:
+            async for delta in policy.stream(MESSAGES, TOOLS):
+                deltas.append(delta)
+
+        async with OpenAIPolicy(url, "m", timeout=0.3) as policy:
+            with pytest.raises(PolicyError, match=r"did not answer within 0.3 s"):
+                await read(policy)
+        assert deltas == [Delta("a")]
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_session_given_is_used_and_left_open(server: FakeServer) -> None:
+    server.replies += [completion({"content": "one"}), sse({"content": "two"})]
+    async with aiohttp.ClientSession() as session:
+        async with OpenAIPolicy(server.url, "m", KEY, session=session) as policy:
+            assert (await policy.act(MESSAGES, TOOLS)).content == "one"
+            assert await collect(policy) == [Delta("two")]
+        assert not session.closed
+    assert [authorization for _, authorization in server.requests] == [f"Bearer {KEY}"] * 2

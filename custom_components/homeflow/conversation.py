@@ -1,0 +1,213 @@
+"""Conversation agents: a home's "conversation" subentries, each a model that acts on Home
+Assistant through an LLM API (HomeFlow's own tools or Assist) in a bounded tool loop."""
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any, Literal, override
+
+import probatio
+from homeassistant.components import conversation
+from homeassistant.config_entries import ConfigSubentry
+from homeassistant.const import (
+    CONF_API_KEY,
+    CONF_LLM_HASS_API,
+    CONF_MODEL,
+    CONF_PROMPT,
+    CONF_URL,
+    MATCH_ALL,
+)
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import llm
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.json import json_dumps
+
+from agent.policies import AssistantMessage, Message, PolicyError, ToolCall
+from agent.policies.local import LocalPolicy
+from agent.policies.openai import Delta, OpenAIPolicy
+
+from . import HomeFlowConfigEntry
+from .const import (
+    CONF_MODEL_PATH,
+    DEFAULT_PROMPT,
+    DOMAIN,
+    MAX_TOOL_ITERATIONS,
+    SUBENTRY_CONVERSATION,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+
+async def async_setup_entry(
+    hass: HomeAssistant,
+    entry: HomeFlowConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+) -> None:
+    """Add one agent per conversation subentry of the home."""
+    for subentry in entry.subentries.values():
+        if subentry.subentry_type == SUBENTRY_CONVERSATION:
+            async_add_entities(
+                [HomeFlowConversationEntity(hass, entry, subentry)],
+                config_subentry_id=subentry.subentry_id,
+            )
+
+
+class HomeFlowConversationEntity(conversation.ConversationEntity):
+    """An agent whose model streams its answer and its tool calls into the chat log."""
+
+    _attr_has_entity_name = True
+    _attr_name = None
+    _attr_supports_streaming = True
+
+    def __init__(
+        self, hass: HomeAssistant, entry: HomeFlowConfigEntry, subentry: ConfigSubentry
+    ) -> None:
+        """Set up the agent's model client; a local model loads at the first message."""
+        self.entry = entry
+        self.subentry = subentry
+        data = subentry.data
+        self._attr_unique_id = subentry.subentry_id
+        self._attr_device_info = DeviceInfo(
+            identifiers={(DOMAIN, subentry.subentry_id)},
+            name=subentry.title,
+            manufacturer="HomeFlow",
+            model=data.get(CONF_MODEL) or Path(data.get(CONF_MODEL_PATH, "")).name,
+            entry_type=DeviceEntryType.SERVICE,
+        )
+        if data.get(CONF_LLM_HASS_API):
+            self._attr_supported_features = conversation.ConversationEntityFeature.CONTROL
+        self._model: OpenAIPolicy | LocalPolicy | None = None
+        if CONF_URL in data:
+            self._model = OpenAIPolicy(
+                data[CONF_URL],
+                data[CONF_MODEL],
+                data.get(CONF_API_KEY),
+                session=async_get_clientsession(hass),
+            )
+
+    @property
+    @override
+    def supported_languages(self) -> list[str] | Literal["*"]:
+        """The model's languages are its own."""
+        return MATCH_ALL
+
+    @override
+    async def _async_handle_message(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+    ) -> conversation.ConversationResult:
+        """Give the model the prompt and tools, run its tool loop, answer with its last text."""
+        data = self.subentry.data
+        try:
+            await chat_log.async_provide_llm_data(
+                user_input.as_llm_context(DOMAIN),
+                data.get(CONF_LLM_HASS_API),
+                data.get(CONF_PROMPT) or DEFAULT_PROMPT,
+                user_input.extra_system_prompt,
+            )
+        except conversation.ConverseError as err:
+            return err.as_conversation_result()
+        await self._async_run_tool_loop(chat_log)
+        return conversation.async_get_result_from_chat_log(user_input, chat_log)
+
+    async def _async_run_tool_loop(self, chat_log: conversation.ChatLog) -> None:
+        """Ask the model again while it calls tools, at most MAX_TOOL_ITERATIONS times."""
+        tools = []
+        if chat_log.llm_api:
+            serializer = chat_log.llm_api.custom_serializer
+            tools = [_format_tool(tool, serializer) for tool in chat_log.llm_api.tools]
+        for _ in range(MAX_TOOL_ITERATIONS):
+            messages = _messages(chat_log.content)
+            try:
+                async for _content in chat_log.async_add_delta_content_stream(
+                    self.entity_id, self._chat_deltas(messages, tools)
+                ):
+                    pass
+            except PolicyError as err:
+                raise HomeAssistantError(
+                    f"Sorry, I had a problem talking to the model: {err}"
+                ) from err
+            if not chat_log.unresponded_tool_results:
+                return
+        raise HomeAssistantError(
+            f"Sorry, the model still called tools after {MAX_TOOL_ITERATIONS} rounds, "
+            "so I stopped it without an answer"
+        )
+
+    async def _chat_deltas(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[conversation.AssistantContentDeltaDict]:
+        """The model's next message as the chat log's deltas."""
+        yield {"role": "assistant"}
+        async for delta in self._deltas(messages, tools):
+            if delta.parse_errors:
+                _LOGGER.warning(
+                    "%s dropped malformed tool calls: %s",
+                    self.entity_id,
+                    "; ".join(delta.parse_errors),
+                )
+            if delta.content:
+                yield {"content": delta.content}
+            if delta.tool_calls:
+                yield {
+                    "tool_calls": [
+                        llm.ToolInput(tool_name=call.name, tool_args=call.arguments, id=call.id)
+                        for call in delta.tool_calls
+                    ]
+                }
+
+    async def _deltas(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[Delta]:
+        """The model's next message in pieces: streamed when served, whole when local."""
+        if self._model is None:
+            self._model = await self.hass.async_add_executor_job(
+                LocalPolicy.from_pretrained, self.subentry.data[CONF_MODEL_PATH]
+            )
+        if isinstance(self._model, OpenAIPolicy):
+            async for delta in self._model.stream(messages, tools):
+                yield delta
+            return
+        message = await self._model.act(messages, tools)
+        yield Delta(message.content, message.tool_calls, message.parse_errors)
+
+
+def _format_tool(tool: llm.Tool, serializer: Any) -> dict[str, Any]:
+    """An LLM API tool in the OpenAI function format."""
+    function = {
+        "name": tool.name,
+        "parameters": probatio.to_openapi(
+            tool.parameters, custom_serializer=serializer, openapi_version="3.1.0"
+        ),
+    }
+    if tool.description:
+        function["description"] = tool.description
+    return {"type": "function", "function": function}
+
+
+def _messages(contents: Iterable[conversation.Content]) -> list[Message]:
+    """The chat log as OpenAI chat messages."""
+    messages: list[Message] = []
+    for content in contents:
+        if isinstance(content, conversation.ToolResultContent):
+            result = {"data": content.result.data, "error": content.result.error}
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": content.tool_call_id,
+                    "content": json_dumps(result),
+                }
+            )
+        elif isinstance(content, conversation.AssistantContent):
+            calls = tuple(
+                ToolCall(call.id, call.tool_name, call.tool_args)
+                for call in content.tool_calls or ()
+            )
+            messages.append(AssistantMessage(content.content or "", calls).to_openai())
+        else:
+            messages.append({"role": content.role, "content": content.content})
+    return messages

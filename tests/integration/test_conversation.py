@@ -1,0 +1,294 @@
+"""The conversation agent in Home Assistant, against a fake OpenAI-compatible server on 127.0.0.1.
+
+The server streams what a model would (tool calls in fragments, then text) over real HTTP; Home
+Assistant runs the tools through the agent's LLM API on the loaded home, so the assertions are on
+real entity states and on what the server was sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_socket
+from aiohttp import web
+from homeassistant.components import conversation
+from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentryData
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import intent, llm
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from agent.prompt import ROLE
+from custom_components.homeflow.const import (
+    CONF_HOME,
+    CONF_SOURCE,
+    DEFAULT_PROMPT,
+    DOMAIN,
+    HOMEFLOW_LLM_API,
+    MAX_TOOL_ITERATIONS,
+    SOURCE_IMPORT,
+)
+from twin.homefile import dump_home
+
+from .conftest import every_device_home
+
+AGENT = "conversation.homeflow_agent"
+
+
+class FakeModelServer:
+    """Streams the next of `replies` to each chat completion and records every request; lists
+    one model at GET /v1/models."""
+
+    def __init__(self) -> None:
+        self.replies: list[list[dict[str, Any]] | int] = []
+        self.requests: list[dict[str, Any]] = []
+        self.url = ""
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(await request.json())
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, int):
+            return web.Response(status=reply, text="the model is not loaded")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for delta in reply:
+            chunk = {"choices": [{"index": 0, "delta": delta}]}
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+
+def tool_call(
+    name: str, arguments: dict[str, Any], call_id: str = "call_1"
+) -> list[dict[str, Any]]:
+    """A tool call streamed as a model server does: name first, then the arguments in pieces."""
+    text = json.dumps(arguments)
+    head = {"index": 0, "id": call_id, "type": "function", "function": {"name": name}}
+    pieces = [text[: len(text) // 2], text[len(text) // 2 :]]
+    return [
+        {"role": "assistant", "tool_calls": [head]},
+        *({"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces),
+    ]
+
+
+def said(*pieces: str) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "content": ""}, *({"content": p} for p in pieces)]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeModelServer]:
+    """The fake server, listening on 127.0.0.1 (the test plugin blocks other sockets)."""
+    pytest_socket.enable_socket()
+    pytest_socket.socket_allow_hosts(["127.0.0.1"])
+    fake = FakeModelServer()
+    app = web.Application()
+    app.router.add_get("/v1/models", fake.models)
+    app.router.add_post("/v1/chat/completions", fake.chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    fake.url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    yield fake
+    await runner.cleanup()
+
+
+async def load_home_with_agent(
+    hass: HomeAssistant, server: FakeModelServer, llm_api: str = llm.LLM_API_ASSIST
+) -> MockConfigEntry:
+    """The test home with one agent on `server` using `llm_api`, set up with Assist's exposure."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    agent = ConfigSubentryData(
+        data={"url": server.url, "model": "fake", "llm_hass_api": [llm_api]},
+        subentry_type="conversation",
+        title="HomeFlow agent",
+        unique_id=None,
+    )
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Test Home",
+        unique_id="test_home",
+        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(every_device_home())},
+        options={"physics": False},
+        subentries_data=[agent],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    return entry
+
+
+def a_light_that_is_off(hass: HomeAssistant) -> tuple[str, str]:
+    """(entity id, name) of a light that is off."""
+    state = next(s for s in hass.states.async_all("light") if s.state == "off")
+    return state.entity_id, state.attributes["friendly_name"]
+
+
+async def converse(hass: HomeAssistant, text: str) -> conversation.ConversationResult:
+    return await conversation.async_converse(hass, text, None, Context(), agent_id=AGENT)
+
+
+def assist_turn_on(light: str, name: str) -> tuple[str, dict[str, Any]]:
+    return "intent__HassTurnOn", {"name": name, "domain": ["light"]}
+
+
+def homeflow_turn_on(light: str, name: str) -> tuple[str, dict[str, Any]]:
+    target = {"entity_id": light}
+    return "call_service", {"domain": "light", "service": "turn_on", "target": target}
+
+
+@pytest.mark.parametrize(
+    ("llm_api", "turn_on"),
+    [(llm.LLM_API_ASSIST, assist_turn_on), (HOMEFLOW_LLM_API, homeflow_turn_on)],
+)
+async def test_the_agent_turns_on_a_light(
+    hass: HomeAssistant,
+    server: FakeModelServer,
+    llm_api: str,
+    turn_on: Callable[[str, str], tuple[str, dict[str, Any]]],
+) -> None:
+    await load_home_with_agent(hass, server, llm_api)
+    light, name = a_light_that_is_off(hass)
+    tool, arguments = turn_on(light, name)
+    server.replies += [tool_call(tool, arguments), said("The light ", "is on.")]
+
+    result = await converse(hass, f"Turn on the {name}")
+
+    assert hass.states.get(light).state == "on"
+    assert result.response.speech["plain"]["speech"] == "The light is on."
+    first, second = server.requests
+    assert first["model"] == "fake"
+    assert first["stream"] is True
+    system, user = first["messages"]
+    assert system["role"] == "system"
+    assert system["content"].startswith(DEFAULT_PROMPT)
+    assert ROLE in system["content"]
+    assert user == {"role": "user", "content": f"Turn on the {name}"}
+    tools = {tool["function"]["name"]: tool["function"] for tool in first["tools"]}
+    assert set(arguments) <= set(tools[tool]["parameters"]["properties"])
+    # The second turn carries the call and its result, in the OpenAI format.
+    call, result_message = second["messages"][2:]
+    assert call["tool_calls"][0]["id"] == "call_1"
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == arguments
+    assert result_message["role"] == "tool"
+    assert result_message["tool_call_id"] == "call_1"
+    assert light in result_message["content"]
+
+
+async def test_the_tool_loop_is_bounded(hass: HomeAssistant, server: FakeModelServer) -> None:
+    await load_home_with_agent(hass, server)
+    _, name = a_light_that_is_off(hass)
+    server.replies.append(tool_call(*assist_turn_on("", name)))  # every time
+
+    result = await converse(hass, "Keep turning it on")
+
+    assert len(server.requests) == MAX_TOOL_ITERATIONS
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert f"after {MAX_TOOL_ITERATIONS} rounds" in result.response.speech["plain"]["speech"]
+
+
+async def test_a_server_error_is_a_clear_conversation_error(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server)
+    light, _ = a_light_that_is_off(hass)
+    server.replies.append(400)
+
+    result = await converse(hass, "Turn on the light")
+
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    speech = result.response.speech["plain"]["speech"]
+    assert "problem talking to the model" in speech
+    assert "HTTP 400: the model is not loaded" in speech
+    assert hass.states.get(light).state == "off"
+
+
+async def start_agent_flow(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, Any]:
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"), context={"source": SOURCE_USER}
+    )
+    assert result["type"] is FlowResultType.FORM
+    return result
+
+
+async def test_adding_an_agent(
+    hass: HomeAssistant, server: FakeModelServer, loaded_home: MockConfigEntry
+) -> None:
+    assert await async_setup_component(hass, "homeassistant", {})  # always there in a real HA
+    result = await start_agent_flow(hass, loaded_home)
+    suggested = {
+        str(key): key.description["suggested_value"]
+        for key in result["data_schema"].schema
+        if key.description and "suggested_value" in key.description
+    }
+    assert suggested["prompt"] == DEFAULT_PROMPT
+    assert suggested["llm_hass_api"] == [HOMEFLOW_LLM_API]
+
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"],
+        {"name": "Kitchen agent", "url": server.url + "/", "model": "fake", "llm_hass_api": []},
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {"url": server.url, "model": "fake"}
+    await hass.async_block_till_done()
+    # The home reloaded with the new agent, which answers without tools (no LLM API chosen).
+    server.replies.append(said("Hello."))
+    agent = "conversation.kitchen_agent"
+    answer = await conversation.async_converse(hass, "Hi", None, Context(), agent_id=agent)
+    assert answer.response.speech["plain"]["speech"] == "Hello."
+    assert "tools" not in server.requests[0]
+
+    subentry_id = next(iter(loaded_home.subentries))
+    result = await hass.config_entries.subentries.async_init(
+        (loaded_home.entry_id, "conversation"),
+        context={"source": SOURCE_RECONFIGURE, "subentry_id": subentry_id},
+    )
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {"url": server.url, "model": "other", "prompt": "Be brief."}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert loaded_home.subentries[subentry_id].data == {
+        "url": server.url,
+        "model": "other",
+        "prompt": "Be brief.",
+    }
+
+
+@pytest.mark.parametrize(
+    ("fields", "errors"),
+    [
+        ({}, {"base": "url_or_path"}),
+        ({"url": "URL", "model_path": "/models/qwen"}, {"base": "url_or_path"}),
+        ({"url": "URL"}, {"model": "model_required"}),
+        ({"url": "not a url", "model": "m"}, {"url": "invalid_url"}),
+        ({"url": "http://127.0.0.1:9/v1", "model": "m"}, {"url": "cannot_connect"}),
+        ({"url": "URL/nowhere", "model": "m"}, {"url": "cannot_connect"}),
+        # This Python has no torch: a local model cannot run inside Home Assistant.
+        ({"model_path": "/models/qwen"}, {"model_path": "local_model_unavailable"}),
+    ],
+)
+async def test_an_agent_that_cannot_work_is_refused(
+    hass: HomeAssistant,
+    server: FakeModelServer,
+    loaded_home: MockConfigEntry,
+    fields: dict[str, str],
+    errors: dict[str, str],
+) -> None:
+    result = await start_agent_flow(hass, loaded_home)
+    fields = {key: value.replace("URL", server.url) for key, value in fields.items()}
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {"name": "Agent", **fields}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == errors
+    if errors.get("url") == "cannot_connect":
+        assert "/models" in result["description_placeholders"]["error"]
+    assert not loaded_home.subentries
+    assert not server.requests
