@@ -1,0 +1,531 @@
+"""The scripted teacher: a policy that knows the task's ground truth and uses the tools as a
+careful agent would, for data synthesis and tests (never for a benchmark, which it would ace).
+
+It keeps no state: each answer is a function of the seed and the conversation, whose tool results
+tell it what has been done, so any prefix of an episode can be resumed or branched (MCTS-Flow
+samples it with different seeds). It never reads the home: only the conversation. It works in
+this order, one message at a time:
+
+1. query the home (list_entities by area, by domain or unfiltered, or get_state), before or after
+   asking; 2. ask one question naming the missing slots of `clarify` intents, and wait for the
+   user's answer; 3. read every entity an `only_if` tests with get_state, and drop the intents
+   whose guard fails; 4. describe each entity before setting a field not set earlier in the
+   conversation; 5. call each intent's service, one call per intent or one for several entities
+   with the same service and data; with `mistake_rate`, an intent's first call is a realistic
+   mistake (a value in the wrong unit, a state attribute's name for the field, a service that does
+   not exist), which it fixes after reading the error; 6. reply with a short summary.
+
+The seed draws the style once (which query, ask first or not, batched calls, grouping, entity_id
+as text or list, brightness_pct or brightness) and the wording of each message.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from twin.conditions import compile_condition
+from twin.errors import ConditionError
+from twin.state import State
+
+from ..task import Intent, Task
+from . import AssistantMessage, Message, ToolCall
+
+if TYPE_CHECKING:
+    from twin.home import Home
+
+QUERIES = ("area", "domain", "all", "state")
+# Realistic first mistakes, by kind: a value in another unit, the state attribute's name (or an
+# old or invented one) for a field, a service the domain does not have.
+WRONG_UNITS: Mapping[str, Callable[[Any], Any]] = {
+    "temperature": lambda celsius: round(celsius * 9 / 5 + 32),
+    "volume_level": lambda level: round(level * 100),
+    "brightness_pct": lambda pct: round(pct * 2.55),
+    "percentage": lambda pct: round(pct * 2.55),
+    "position": lambda pct: round(pct * 2.55),
+}
+WRONG_NAMES: Mapping[str, str] = {
+    "brightness_pct": "brightness_percent",
+    "brightness": "level",
+    "temperature": "target_temperature",
+    "humidity": "target_humidity",
+    "percentage": "speed",
+    "position": "current_position",
+    "tilt_position": "current_tilt_position",
+    "volume_level": "volume",
+    "is_volume_muted": "mute",
+    "hvac_mode": "mode",
+    "source": "input",
+    "fan_mode": "fan_speed",
+    "color_temp_kelvin": "kelvin",
+    "oscillating": "oscillate",
+}
+WRONG_SERVICES: Mapping[tuple[str, str], str] = {
+    ("fan", "set_percentage"): "set_speed",
+    ("fan", "turn_on"): "start",
+    ("cover", "set_cover_position"): "set_position",
+    ("cover", "open_cover"): "open",
+    ("cover", "close_cover"): "close",
+    ("valve", "set_valve_position"): "set_position",
+    ("climate", "set_temperature"): "set_target_temperature",
+    ("climate", "turn_off"): "power_off",
+    ("media_player", "volume_set"): "set_volume",
+    ("media_player", "media_play"): "play",
+    ("lock", "lock"): "turn_on",
+    ("vacuum", "start"): "turn_on",
+    ("water_heater", "set_operation_mode"): "set_mode",
+    ("valve", "open_valve"): "open",
+    ("climate", "set_fan_mode"): "set_fan_speed",
+}
+# A sibling domain with the same on/off services, for a call on the wrong domain.
+WRONG_DOMAINS: Mapping[str, str] = {
+    "light": "switch",
+    "switch": "light",
+    "fan": "switch",
+    "humidifier": "fan",
+    "media_player": "switch",
+}
+ON_OFF = ("turn_on", "turn_off")
+
+# Wording of the clarifying question, by slot; {name} is the device, {slot} the slot in words.
+QUESTIONS: Mapping[str, tuple[str, ...]] = {
+    "entity": ("Which {noun} do you mean?", "Which {noun} should I use?"),
+    "brightness_pct": (
+        "How bright should {name} be?",
+        "What brightness would you like for {name}?",
+    ),
+    "temperature": (
+        "What temperature should I set {name} to?",
+        "Which temperature would you like for {name}?",
+    ),
+}
+NOUNS: Mapping[str, str] = {
+    "climate": "thermostat",
+    "media_player": "player",
+    "cover": "blind",
+    "water_heater": "water heater",
+}
+QUESTIONS_ANY = ("What {slot} would you like for {name}?", "Which {slot} should {name} use?")
+# How the summary says what was done, by service; others say "set {name}'s <fields>".
+DONE: Mapping[str, str] = {
+    "turn_on": "turned on {name}",
+    "turn_off": "turned off {name}",
+    "open_cover": "opened {name}",
+    "close_cover": "closed {name}",
+    "open_valve": "opened {name}",
+    "close_valve": "closed {name}",
+    "lock": "locked {name}",
+    "unlock": "unlocked {name}",
+    "open": "opened {name}",
+    "start": "started {name}",
+    "stop": "stopped {name}",
+    "pause": "paused {name}",
+    "return_to_base": "sent {name} back to its dock",
+    "clean_spot": "started a spot clean with {name}",
+    "media_play": "started {name} playing",
+    "media_pause": "paused {name}",
+    "media_stop": "stopped {name}",
+    "play_media": "started playing on {name}",
+}
+FIELD_WORDS: Mapping[str, tuple[str, Callable[[Any], str]]] = {
+    "brightness_pct": ("brightness", lambda v: f"{v:g}%"),
+    "brightness": ("brightness", lambda v: f"{round(v / 2.55)}%"),
+    "temperature": ("temperature", lambda v: f"{v:g}°C"),
+    "target_temp_low": ("low end", lambda v: f"{v:g}°C"),
+    "target_temp_high": ("high end", lambda v: f"{v:g}°C"),
+    "humidity": ("humidity", lambda v: f"{v:g}%"),
+    "percentage": ("speed", lambda v: f"{v:g}%"),
+    "position": ("position", lambda v: f"{v:g}%"),
+    "tilt_position": ("tilt", lambda v: f"{v:g}%"),
+    "volume_level": ("volume", lambda v: f"{round(v * 100)}%"),
+    "color_temp_kelvin": ("white", lambda v: f"{v} K"),
+    "oscillating": ("oscillation", lambda v: "on" if v else "off"),
+    "is_volume_muted": ("mute", lambda v: "on" if v else "off"),
+}
+OPENERS = ("Done: I {did}.", "I've {did}.", "All set, I {did}.", "OK, I {did}.")
+SKIPPED = (
+    "I left {names} alone, since the condition didn't hold",
+    "Nothing to do for {names}: the condition wasn't met",
+)
+FAILED = ("I couldn't change {name}: {why}", "{name} refused the change: {why}")
+
+_PROMPT_AREA = re.compile(r"^### .*\(area_id (\S+)\)$")
+_PROMPT_ENTITY = re.compile(r"^- ([a-z_]+\.[a-z0-9_]+): (.+?)(?: \[[^\]]*\])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """How one seed works, drawn once: the same all episode long."""
+
+    query: str
+    ask_first: bool
+    batch: bool
+    group: bool
+    as_list: bool
+    brightness_255: bool
+    mistakes: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """A tool call of the conversation and its result."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return self.result.get("success", True) is not False
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        ids = (self.arguments.get("target") or {}).get("entity_id", ())
+        return (ids,) if isinstance(ids, str) else tuple(ids)
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the conversation tells: tool calls and results, names and areas, the user's answer."""
+
+    calls: list[_Call] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    areas: dict[str, str] = field(default_factory=dict)
+    answered: bool = False
+
+    @classmethod
+    def read(cls, messages: Sequence[Message]) -> _Seen:
+        seen = cls()
+        results = {
+            message.get("tool_call_id"): _json(message.get("content"))
+            for message in messages
+            if message.get("role") == "tool"
+        }
+        asked = False
+        for message in messages:
+            role = message.get("role")
+            if role == "system":
+                seen._read_prompt(str(message.get("content") or ""))
+            elif role == "user" and asked:
+                seen.answered = True
+            elif role == "assistant":
+                calls = message.get("tool_calls") or []
+                asked = asked or not calls
+                for call in calls:
+                    function = call["function"]
+                    seen._add(
+                        _Call(
+                            function["name"],
+                            _json(function["arguments"]),
+                            results.get(call["id"], {}),
+                        )
+                    )
+        return seen
+
+    def _read_prompt(self, prompt: str) -> None:
+        area = None
+        for line in prompt.splitlines():
+            if line.startswith("#"):
+                found = _PROMPT_AREA.match(line)
+                area = found.group(1) if found else None
+            elif (entity := _PROMPT_ENTITY.match(line)) is not None:
+                self.names[entity.group(1)] = entity.group(2)
+                if area is not None:
+                    self.areas[entity.group(1)] = area
+
+    def _add(self, call: _Call) -> None:
+        self.calls.append(call)
+        result = call.result
+        for item in result.get("entities", ()):
+            self.names[item["entity_id"]] = item["name"]
+            if item.get("area"):
+                self.areas[item["entity_id"]] = item["area"]
+        if call.ok and call.name == "describe" and "name" in result:
+            self.names[result["entity_id"]] = result["name"]
+
+    def observed(self) -> dict[str, State]:
+        """The states read with get_state, as the twin's State."""
+        return {
+            call.result["entity_id"]: State(
+                call.result["entity_id"], call.result["state"], call.result["attributes"], 0, 0
+            )
+            for call in self.calls
+            if call.name == "get_state" and call.ok and "state" in call.result
+        }
+
+    def services(self) -> list[_Call]:
+        return [call for call in self.calls if call.name == "call_service"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Observed:
+    """The part of a Home a condition reads, from the states the agent has seen."""
+
+    states: Mapping[str, State]
+
+
+class TeacherPolicy:
+    """Plays `task` from its ground truth; `seed` picks the style and wording, `mistake_rate`
+    the chance that an intent's first call is a mistake to recover from."""
+
+    def __init__(self, task: Task, seed: int = 0, mistake_rate: float = 0.0) -> None:
+        if not 0 <= mistake_rate <= 1:
+            raise ValueError(f"mistake_rate must be 0-1, got {mistake_rate}")
+        self.task = task
+        self.seed = seed
+        rng = random.Random(f"teacher:{seed}")
+        self.style = _Style(
+            query=rng.choice(QUERIES),
+            ask_first=rng.random() < 0.5,
+            batch=rng.random() < 0.5,
+            group=rng.random() < 0.5,
+            as_list=rng.random() < 0.3,
+            brightness_255=rng.random() < 0.3,
+            mistakes=tuple(
+                rng.choice(_mistakes(intent)) if rng.random() < mistake_rate else None
+                for intent in task.intents
+            ),
+        )
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        """The next message of a careful agent that knows what the user means."""
+        return self.next_message(messages)
+
+    def next_message(self, messages: Sequence[Message]) -> AssistantMessage:
+        """The next message, from the conversation alone (and the seed)."""
+        seen = _Seen.read(messages)
+        rng = random.Random(f"teacher:{self.seed}:{len(messages)}")
+        intents, style = self.task.intents, self.style
+        unclear = [intent for intent in intents if intent.clarify]
+        if unclear and not seen.answered and (style.ask_first or seen.calls):
+            return AssistantMessage(" ".join(_question(intent, seen, rng) for intent in unclear))
+        if not seen.calls:
+            return self._calls(seen, [self._query(seen)])
+        observed = seen.observed()
+        unread = [
+            ToolCall("", "get_state", {"entity_id": entity_id})
+            for entity_id in dict.fromkeys(
+                entity_id
+                for intent in intents
+                if intent.only_if
+                for entity_id in compile_condition(intent.only_if).entity_ids
+            )
+            if entity_id not in observed
+        ]
+        if unread:
+            return self._calls(seen, unread)
+        active = [i for i, intent in enumerate(intents) if _holds(intent.only_if, observed)]
+        pending = [i for i in active if not any(self._covers(call, i) for call in seen.services())]
+        if not pending:
+            return AssistantMessage(self._summary(seen, active, rng))
+        group = self._group(pending)
+        to_describe = self._to_describe(seen, group)
+        if to_describe:
+            return self._calls(seen, to_describe)
+        return self._calls(seen, [self._service_call(seen, group)])
+
+    # --- choosing the calls ----------------------------------------------------------------------
+
+    def _calls(self, seen: _Seen, calls: list[ToolCall]) -> AssistantMessage:
+        """One message with the calls (all, or the first when the style is one at a time),
+        numbered after the conversation's calls."""
+        calls = calls if self.style.batch else calls[:1]
+        start = len(seen.calls)
+        return AssistantMessage(
+            "",
+            tuple(
+                ToolCall(f"call_{start + n}", call.name, call.arguments)
+                for n, call in enumerate(calls)
+            ),
+        )
+
+    def _query(self, seen: _Seen) -> ToolCall:
+        """A first look at the home, by the style's query."""
+        first = self.task.intents[0]
+        area = seen.areas.get(first.entity_id)
+        query = self.style.query
+        if query == "state":
+            return ToolCall("", "get_state", {"entity_id": first.entity_id})
+        if query == "all":
+            return ToolCall("", "list_entities", {})
+        if query == "area" and area is not None:
+            return ToolCall("", "list_entities", {"area": area})
+        return ToolCall("", "list_entities", {"domain": first.domain})
+
+    def _group(self, pending: list[int]) -> list[int]:
+        """The next intents to call: the first pending, with those of the same call if grouping."""
+        first = self.task.intents[pending[0]]
+        if not self.style.group:
+            return pending[:1]
+        return [
+            i
+            for i in pending
+            if (intent := self.task.intents[i]).domain == first.domain
+            and intent.service == first.service
+            and intent.data == first.data
+        ]
+
+    def _to_describe(self, seen: _Seen, group: list[int]) -> list[ToolCall]:
+        """Describe calls for the group's entities, when it sets a field not set before."""
+        intents = [self.task.intents[i] for i in group]
+        done = {
+            (call.arguments.get("domain"), key)
+            for call in seen.services()
+            if call.ok
+            for key in (call.arguments.get("data") or {})
+        }
+        described = {c.arguments.get("entity_id") for c in seen.calls if c.name == "describe"}
+        return [
+            ToolCall("", "describe", {"entity_id": intent.entity_id})
+            for intent in intents
+            if intent.entity_id not in described
+            and any((intent.domain, key) not in done for key in intent.data)
+        ]
+
+    def _service_call(self, seen: _Seen, group: list[int]) -> ToolCall:
+        """The group's call: the planned mistake the first time, else the right one."""
+        intents = [self.task.intents[i] for i in group]
+        ids = [intent.entity_id for intent in intents]
+        first = intents[0]
+        domain, service = first.domain, first.service
+        data = _variants(first.data)[-1 if self.style.brightness_255 else 0]
+        mistake = self.style.mistakes[group[0]]
+        tried = any(set(call.targets) & set(ids) for call in seen.services())
+        if mistake is not None and not tried:
+            domain, service, data = _mistaken(first, mistake, data)
+        target = {"entity_id": ids if self.style.as_list or len(ids) > 1 else ids[0]}
+        arguments: dict[str, Any] = {"domain": domain, "service": service, "target": target}
+        if data:
+            arguments["data"] = data
+        return ToolCall("", "call_service", arguments)
+
+    def _covers(self, call: _Call, index: int) -> bool:
+        """Whether `call` is the intent's own call (made, whether or not it worked)."""
+        intent = self.task.intents[index]
+        arguments = call.arguments
+        return (
+            arguments.get("domain") == intent.domain
+            and arguments.get("service") == intent.service
+            and intent.entity_id in call.targets
+            and (arguments.get("data") or {}) in _variants(intent.data)
+        )
+
+    # --- saying things ---------------------------------------------------------------------------
+
+    def _summary(self, seen: _Seen, active: list[int], rng: random.Random) -> str:
+        """A short reply: what was done, what failed, what was left alone."""
+        done, failed = [], []
+        for i in active:
+            intent = self.task.intents[i]
+            name = _name(seen, intent.entity_id)
+            last = [call for call in seen.services() if self._covers(call, i)][-1]
+            if last.ok:
+                done.append(_done(intent, name))
+            else:
+                why = last.result.get("error", {}).get("message", "it refused")
+                failed.append(rng.choice(FAILED).format(name=name, why=why))
+        parts = [rng.choice(OPENERS).format(did=_join(done))] if done else []
+        parts += [f"{text}." for text in failed]
+        skipped = [
+            _name(seen, intent.entity_id)
+            for i, intent in enumerate(self.task.intents)
+            if i not in active
+        ]
+        if skipped:
+            parts.append(rng.choice(SKIPPED).format(names=_join(skipped)) + ".")
+        return " ".join(parts)
+
+
+def _mistakes(intent: Intent) -> tuple[str | None, ...]:
+    """The mistakes that fit an intent (None when none does)."""
+    kinds = (
+        "unit" if any(key in WRONG_UNITS for key in intent.data) else None,
+        "name" if any(key in WRONG_NAMES for key in intent.data) else None,
+        "service" if (intent.domain, intent.service) in WRONG_SERVICES else None,
+        "domain" if intent.domain in WRONG_DOMAINS and intent.service in ON_OFF else None,
+    )
+    return tuple(kind for kind in kinds if kind is not None) or (None,)
+
+
+def _mistaken(intent: Intent, kind: str, data: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """The domain, service and data of a first call gone wrong in the way `kind` says."""
+    if kind == "service":
+        return intent.domain, WRONG_SERVICES[intent.domain, intent.service], data
+    if kind == "domain":
+        return WRONG_DOMAINS[intent.domain], intent.service, data
+    table: Mapping[str, Any] = WRONG_UNITS if kind == "unit" else WRONG_NAMES
+    key = next(key for key in intent.data if key in table)
+    wrong = dict(intent.data)
+    if kind == "unit":
+        wrong[key] = WRONG_UNITS[key](wrong[key])
+    else:
+        wrong[WRONG_NAMES[key]] = wrong.pop(key)
+    return intent.domain, intent.service, wrong
+
+
+def _variants(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The data, and an equivalent form (brightness for a brightness_pct it rounds to)."""
+    forms = [dict(data)]
+    if "brightness_pct" in data:
+        other = {k: v for k, v in data.items() if k != "brightness_pct"}
+        other["brightness"] = round(255 * data["brightness_pct"] / 100)
+        forms.append(other)
+    return forms
+
+
+def _holds(only_if: str | None, observed: Mapping[str, State]) -> bool:
+    """Whether a guard holds on the states the agent read (a condition it cannot read fails)."""
+    if only_if is None:
+        return True
+    try:
+        return compile_condition(only_if).holds(cast("Home", _Observed(observed)))
+    except ConditionError:
+        return False
+
+
+def _question(intent: Intent, seen: _Seen, rng: random.Random) -> str:
+    slot = intent.clarify or "entity"
+    templates = QUESTIONS.get(slot, QUESTIONS_ANY)
+    words = FIELD_WORDS.get(slot, (slot.replace("_", " "), str))[0]
+    noun = NOUNS.get(intent.domain, intent.domain)
+    return rng.choice(templates).format(name=_name(seen, intent.entity_id), slot=words, noun=noun)
+
+
+def _done(intent: Intent, name: str) -> str:
+    fields = [
+        f"{words} to {say(value)}"
+        for key, value in intent.data.items()
+        for words, say in [FIELD_WORDS.get(key, (key.replace("_", " "), _plain))]
+    ]
+    if intent.service in DONE:
+        did = DONE[intent.service].format(name=name)
+        return f"{did} ({', '.join(fields)})" if fields else did
+    return f"set {name}'s {_join(fields)}" if fields else f"ran {intent.service} on {name}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value).replace("_", " ")
+
+
+def _name(seen: _Seen, entity_id: str) -> str:
+    return seen.names.get(entity_id) or entity_id.partition(".")[2].replace("_", " ")
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _json(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text or "{}")
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,282 @@
+"""A task's ground truth: what the user says, and the service calls that would do what they mean.
+
+An `Intent` is one Home Assistant service call on one entity. Its `condition` (in the twin's
+condition language, twin/conditions.py) says that the call's outcome is there; it is compiled from
+the call by `intent_condition`, for every service whose outcome is a state or an attribute
+(relative services such as toggle or volume_up, and colours, whose shown value depends on the
+bulb's colour mode, have none). `clarify` names the slot a careful agent asks about before acting
+(a field such as "temperature", or "entity" when the request does not say which device);
+`only_if` is a condition on the home's state at the task's start: the intent applies only if it
+holds, and otherwise the entity must be left alone. The agent can only observe entities, so
+`only_if` may not read an area's air.
+
+A `Task` is the user's turns (the request, then the answers to clarifying questions) and its
+intents; `Task.conditions(home)` are the verifier's goal conditions at the task's start, and
+`Task.check(home)` proves the ground truth does the job on a copy of the home.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from twin.auditor import DEFAULT_POLICY, Policy
+from twin.conditions import compile_condition
+from twin.domains import DOMAINS
+from twin.errors import TwinError
+from twin.home import Home
+from twin.tools import POLICY_CODES
+from twin.verifier import Verifier
+
+
+class TaskError(ValueError):
+    """A task or intent that is malformed, or that the home cannot carry out."""
+
+
+# The state a service leaves its entity in, as a test on state(id); (None, service) for any domain.
+STATE_OUTCOMES: Mapping[tuple[str | None, str], str] = MappingProxyType(
+    {
+        (None, "turn_on"): '== "on"',
+        (None, "turn_off"): '== "off"',
+        ("climate", "turn_on"): '!= "off"',
+        ("water_heater", "turn_on"): '!= "off"',
+        ("media_player", "turn_on"): 'not in ("off", "standby")',
+        ("media_player", "media_play"): '== "playing"',
+        ("media_player", "play_media"): '== "playing"',
+        ("media_player", "media_pause"): '== "paused"',
+        ("media_player", "media_stop"): 'not in ("playing", "paused", "buffering")',
+        ("cover", "open_cover"): '== "open"',
+        ("cover", "close_cover"): '== "closed"',
+        ("valve", "open_valve"): '== "open"',
+        ("valve", "close_valve"): '== "closed"',
+        ("lock", "lock"): '== "locked"',
+        ("lock", "unlock"): '== "unlocked"',
+        ("lock", "open"): '== "open"',
+        ("vacuum", "start"): '== "cleaning"',
+        ("vacuum", "clean_spot"): '== "cleaning"',
+        ("vacuum", "pause"): '== "paused"',
+        ("vacuum", "stop"): 'in ("idle", "docked")',
+        ("vacuum", "return_to_base"): 'in ("returning", "docked")',
+    }
+)
+# Services whose outcome is a fixed attribute value.
+FIXED_OUTCOMES: Mapping[tuple[str, str], tuple[str, Any]] = MappingProxyType(
+    {
+        ("cover", "open_cover_tilt"): ("current_tilt_position", 100),
+        ("cover", "close_cover_tilt"): ("current_tilt_position", 0),
+    }
+)
+# Fields shown under their own name, with the value as given.
+SAME_NAME_FIELDS = frozenset(
+    {
+        "brightness",
+        "color_temp_kelvin",
+        "effect",
+        "target_temp_low",
+        "target_temp_high",
+        "humidity",
+        "fan_mode",
+        "preset_mode",
+        "swing_mode",
+        "swing_horizontal_mode",
+        "percentage",
+        "oscillating",
+        "direction",
+        "volume_level",
+        "is_volume_muted",
+        "source",
+        "sound_mode",
+        "shuffle",
+        "repeat",
+        "mode",
+        "fan_speed",
+        "media_content_id",
+    }
+)
+STATE = "state"
+# Fields shown otherwise: the attribute (or the state) and the value it shows.
+RENAMED_FIELDS: Mapping[str, tuple[str, Callable[[Any], Any]]] = MappingProxyType(
+    {
+        "brightness_pct": ("brightness", lambda pct: round(255 * pct / 100)),
+        "temperature": ("temperature", lambda value: round(float(value), 1)),
+        "position": ("current_position", int),
+        "tilt_position": ("current_tilt_position", int),
+        "hvac_mode": (STATE, str),
+        "operation_mode": (STATE, str),
+        "away_mode": ("away_mode", lambda on: "on" if on else "off"),
+    }
+)
+# Fields that leave nothing lasting to check (how, not what).
+IGNORED_FIELDS = frozenset(
+    {"transition", "flash", "code", "speed", "media_content_type", "enqueue", "announce", "extra"}
+)
+# Fields whose value 0 turns the entity off.
+OFF_AT_ZERO = frozenset({"brightness", "brightness_pct", "percentage"})
+
+
+def intent_condition(domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> str:
+    """The condition that holds once `domain.service` with `data` has acted on `entity_id`."""
+    if domain not in DOMAINS or service not in DOMAINS[domain].services:
+        raise TaskError(f"{domain}.{service} is no service of the twin")
+    ref = json.dumps(entity_id)
+    if any(data.get(key) == 0 for key in OFF_AT_ZERO):
+        return f'state({ref}) == "off"'
+    tests = []
+    state_test = STATE_OUTCOMES.get((domain, service), STATE_OUTCOMES.get((None, service)))
+    if state_test is not None:
+        tests.append(f"state({ref}) {state_test}")
+    if (fixed := FIXED_OUTCOMES.get((domain, service))) is not None:
+        tests.append(f"attr({ref}, {json.dumps(fixed[0])}) == {_literal(fixed[1])}")
+    for key, value in data.items():
+        if key in IGNORED_FIELDS:
+            continue
+        if key in SAME_NAME_FIELDS:
+            shown = key
+        elif key in RENAMED_FIELDS:
+            shown, convert = RENAMED_FIELDS[key]
+            value = convert(value)
+        else:
+            raise TaskError(
+                f"{domain}.{service}: the outcome of {key!r} cannot be stated as a condition; "
+                f"use absolute fields such as {', '.join(sorted(SAME_NAME_FIELDS)[:4])}"
+            )
+        reader = f"state({ref})" if shown == STATE else f"attr({ref}, {json.dumps(shown)})"
+        tests.append(f"{reader} == {_literal(value)}")
+    if not tests:
+        raise TaskError(
+            f"{domain}.{service} has no outcome a condition can state (it is relative or "
+            "leaves no trace); use a service that sets a state or an attribute"
+        )
+    return " and ".join(tests)
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool | int | float) or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    raise TaskError(f"{value!r} is not a value a condition can compare with; use text or numbers")
+
+
+@dataclass(frozen=True)
+class Intent:
+    """One service call on one entity that the user means, and what makes it done."""
+
+    domain: str
+    service: str
+    entity_id: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    clarify: str | None = None
+    only_if: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse intents whose outcome cannot be checked or whose guard cannot be observed."""
+        if self.entity_id.partition(".")[0] != self.domain:
+            raise TaskError(f"{self.entity_id} is not a {self.domain} entity")
+        object.__setattr__(self, "data", dict(self.data))
+        intent_condition(self.domain, self.service, self.entity_id, self.data)
+        if self.only_if is not None:
+            guard = compile_condition(self.only_if)
+            if guard.area_ids:
+                raise TaskError(
+                    f"only_if {self.only_if!r} reads an area's air, which no tool shows; "
+                    "test an entity such as a sensor instead"
+                )
+
+    @property
+    def condition(self) -> str:
+        """The goal condition of the call (without only_if)."""
+        return intent_condition(self.domain, self.service, self.entity_id, self.data)
+
+    def applies(self, home: Home) -> bool:
+        """Whether only_if holds in `home` (always, without one)."""
+        return self.only_if is None or compile_condition(self.only_if).holds(home)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The intent as JSON-able data, without the fields left at their defaults."""
+        out: dict[str, Any] = {
+            "domain": self.domain,
+            "service": self.service,
+            "entity_id": self.entity_id,
+        }
+        if self.data:
+            out["data"] = dict(self.data)
+        if self.clarify is not None:
+            out["clarify"] = self.clarify
+        if self.only_if is not None:
+            out["only_if"] = self.only_if
+        return out
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the user says (the request, then the answers to clarifying questions) and means."""
+
+    turns: tuple[str, ...]
+    intents: tuple[Intent, ...]
+
+    def __post_init__(self) -> None:
+        """Refuse a task with nothing said or meant, or with too few turns for its questions."""
+        object.__setattr__(self, "turns", tuple(self.turns))
+        object.__setattr__(self, "intents", tuple(self.intents))
+        if not self.turns or not self.intents:
+            raise TaskError("A task needs at least one user turn and one intent")
+        if any(intent.clarify for intent in self.intents) and len(self.turns) < 2:
+            raise TaskError("A task with a clarify intent needs a second turn: the user's answer")
+
+    def conditions(self, home: Home) -> list[str]:
+        """The goal conditions at the start (`home` now): each intent's, or for an intent
+        whose only_if does not hold, that its entity stays as it is."""
+        return [
+            intent.condition
+            if intent.applies(home)
+            else f"unchanged({json.dumps(intent.entity_id)})"
+            for intent in self.intents
+        ]
+
+    def check(self, home: Home, policy: Policy = DEFAULT_POLICY) -> None:
+        """Raise TaskError unless the ground truth, carried out on a copy of `home` as `policy`
+        allows, meets every condition and changes nothing else."""
+        work = home.copy()
+        try:
+            verifier = Verifier(work, self.conditions(work))
+        except TwinError as err:
+            raise TaskError(str(err)) from err
+        for intent in self.intents:
+            if not intent.applies(home):
+                continue
+            target = {"entity_id": intent.entity_id}
+            data = dict(intent.data)
+            verdict = policy.screen(work, intent.domain, intent.service, data, target)
+            if verdict.code in POLICY_CODES:
+                raise TaskError(f"{intent.domain}.{intent.service}: {verdict.message}")
+            try:
+                work.call_service(intent.domain, intent.service, data, target)
+            except TwinError as err:
+                raise TaskError(f"{intent.domain}.{intent.service}: {err}") from err
+        report = verifier.step(work)
+        failed = [status.text for status in report.conditions if not status.satisfied]
+        if failed or report.collateral:
+            raise TaskError(
+                f"The ground truth leaves unmet {failed} and changes {list(report.collateral)}"
+            )
+
+    def to_json(self) -> str:
+        """The task as JSON text."""
+        intents = [intent.to_dict() for intent in self.intents]
+        return json.dumps({"turns": list(self.turns), "intents": intents}, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Task:
+        """A task from `to_json`'s text; TaskError says what is wrong with bad input."""
+        try:
+            raw = json.loads(text)
+            return cls(tuple(raw["turns"]), tuple(Intent(**item) for item in raw["intents"]))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+            raise TaskError(
+                f"Not a task: {err}; expected {{'turns': [...], 'intents': [{{'domain', "
+                "'service', 'entity_id', 'data'?, 'clarify'?, 'only_if'?}]}}"
+            ) from err

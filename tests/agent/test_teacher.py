@@ -1,0 +1,318 @@
+"""The scripted teacher and the task ground truth, in real episodes on generated twin homes."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agent.backends.twin import TwinBackend
+from agent.episode import Trajectory, run_episode
+from agent.policies.teacher import TeacherPolicy
+from agent.task import Intent, Task, TaskError, intent_condition
+from twin.conditions import compile_condition
+from twin.home import Home
+from twin.homemaker import make_home
+
+HOME_TYPES = ("studio", "apartment", "house", "duplex", "villa")
+Caps = dict[str, Any]
+# What a task may ask of each domain: (service, data from the entity's capabilities and an rng).
+REQUESTS: dict[str, list[tuple[str, Callable[[Caps, random.Random], dict[str, Any]]]]] = {
+    "light": [
+        ("turn_on", lambda caps, rng: {}),
+        ("turn_off", lambda caps, rng: {}),
+        ("turn_on", lambda caps, rng: {"brightness_pct": rng.choice((20, 45, 80))}),
+        ("turn_on", lambda caps, rng: {"color_temp_kelvin": 3000}),
+    ],
+    "switch": [("turn_on", lambda caps, rng: {}), ("turn_off", lambda caps, rng: {})],
+    "fan": [
+        ("turn_on", lambda caps, rng: {}),
+        ("turn_off", lambda caps, rng: {}),
+        ("set_percentage", lambda caps, rng: {"percentage": rng.choice((50, 100))}),
+        ("oscillate", lambda caps, rng: {"oscillating": True}),
+    ],
+    "climate": [
+        ("set_temperature", lambda caps, rng: {"temperature": rng.choice((19, 20.5, 22))}),
+        ("set_hvac_mode", lambda caps, rng: {"hvac_mode": rng.choice(caps["hvac_modes"])}),
+        ("turn_off", lambda caps, rng: {}),
+        (
+            "set_fan_mode",
+            lambda caps, rng: {"fan_mode": rng.choice(caps.get("fan_modes") or ["x"])},
+        ),
+    ],
+    "cover": [
+        ("open_cover", lambda caps, rng: {}),
+        ("close_cover", lambda caps, rng: {}),
+        ("set_cover_position", lambda caps, rng: {"position": rng.choice((30, 60))}),
+    ],
+    "valve": [("open_valve", lambda caps, rng: {}), ("close_valve", lambda caps, rng: {})],
+    "media_player": [
+        ("turn_on", lambda caps, rng: {}),
+        ("turn_off", lambda caps, rng: {}),
+        ("volume_set", lambda caps, rng: {"volume_level": rng.choice((0.2, 0.35))}),
+        ("media_play", lambda caps, rng: {}),
+    ],
+    "lock": [("lock", lambda caps, rng: {})],
+    "vacuum": [("start", lambda caps, rng: {}), ("return_to_base", lambda caps, rng: {})],
+    "humidifier": [
+        ("turn_on", lambda caps, rng: {}),
+        ("set_humidity", lambda c, r: {"humidity": 45}),
+    ],
+    "water_heater": [("set_temperature", lambda caps, rng: {"temperature": 50})],
+}
+
+
+def feasible(home: Home, task: Task) -> bool:
+    """Whether the task's ground truth works and is not already done at the start."""
+    try:
+        task.check(home)
+    except TaskError:
+        return False
+    start = home.snapshot().states
+    return not all(compile_condition(c).holds(home, start) for c in task.conditions(home))
+
+
+def sample_task(seed: int) -> tuple[Home, Task]:
+    """A home of one of the five types and a feasible task of 1-3 intents on it."""
+    rng = random.Random(seed)
+    home = make_home(seed, HOME_TYPES[seed % len(HOME_TYPES)])
+    options = []
+    for entity_id in sorted(home.entities):
+        domain = entity_id.partition(".")[0]
+        for service, data in REQUESTS.get(domain, ()):
+            intent = Intent(
+                domain, service, entity_id, data(home.entities[entity_id].capabilities, rng)
+            )
+            if feasible(home, Task(("Please.",), (intent,))):
+                options.append(intent)
+    while True:
+        picked: dict[str, Intent] = {}
+        for intent in rng.sample(options, rng.randint(1, 3)):
+            picked.setdefault(intent.entity_id, intent)
+        intents = list(picked.values())
+        turns = ["Could you sort this out for me?"]
+        if rng.random() < 0.3:
+            first = intents[0]
+            intents[0] = Intent(**{**first.to_dict(), "clarify": next(iter(first.data), "entity")})
+            turns.append("Oh, the one I said, with the values I mean.")
+        if rng.random() < 0.3:
+            other = rng.choice([e for e in sorted(home.states) if e not in picked])
+            now = json.dumps(home.states[other].state)
+            guard = f"state({json.dumps(other)}) {rng.choice(('==', '!='))} {now}"
+            intents[-1] = Intent(**{**intents[-1].to_dict(), "only_if": guard})
+        task = Task(tuple(turns), tuple(intents))
+        if feasible(home, task) or not any(i.applies(home) for i in task.intents):
+            return home, task
+
+
+async def play(home: Home, task: Task, seed: int, mistake_rate: float = 0.0) -> Trajectory:
+    return await run_episode(
+        TeacherPolicy(task, seed, mistake_rate),
+        TwinBackend(home),
+        task.turns,
+        conditions=task.conditions(home),
+    )
+
+
+def service_calls(trajectory: Trajectory) -> list[dict[str, Any]]:
+    return [step.arguments for step in trajectory.steps if step.name == "call_service"]
+
+
+@pytest.mark.parametrize("mistake_rate", [0.0, 0.6])
+async def test_the_teacher_solves_every_task_without_collateral(mistake_rate: float) -> None:
+    failed_calls = 0
+    for seed in range(40):
+        home, task = sample_task(seed)
+        trajectory = await play(home, task, seed, mistake_rate)
+        assert trajectory.done, (seed, task.to_json(), trajectory.messages[1:])
+        assert trajectory.end_reason == "done"
+        assert not trajectory.steps[-1].collateral, (seed, trajectory.steps[-1].collateral)
+        assert trajectory.messages[-1]["content"]
+        failed_calls += sum(not step.success for step in trajectory.steps)
+    # Mistakes are made and recovered from, and only when asked for.
+    assert (failed_calls > 10) == (mistake_rate > 0), failed_calls
+
+
+def lights_task() -> tuple[Home, Task]:
+    """Two lights to 50% and a thermostat to 21 degrees, in a house."""
+    home = make_home(3, "house")
+    lights = [e for e in sorted(home.entities) if e.startswith("light.")][:2]
+    climate = next(e for e in sorted(home.entities) if e.startswith("climate."))
+    intents = [Intent("light", "turn_on", light, {"brightness_pct": 50}) for light in lights]
+    intents.append(Intent("climate", "set_temperature", climate, {"temperature": 21}))
+    return home, Task(("Lights at half and the heating to 21, please.",), tuple(intents))
+
+
+async def test_seeds_vary_the_tool_use_and_one_seed_repeats_itself() -> None:
+    home, task = lights_task()
+    sequences = set()
+    for seed in range(20):
+        trajectory = await play(home.copy(), task, seed, 0.3)
+        assert trajectory.done
+        sequences.add(json.dumps([(step.name, step.arguments) for step in trajectory.steps]))
+    assert len(sequences) >= 10, len(sequences)
+    first = await play(home.copy(), task, 5, 0.5)
+    again = await play(home.copy(), task, 5, 0.5)
+    assert first.messages == again.messages
+
+
+async def test_a_clarify_intent_is_asked_about_before_anything_is_done() -> None:
+    home, task = lights_task()
+    first = task.intents[2]
+    task = Task(
+        (*task.turns, "21 degrees."),
+        (Intent(**{**first.to_dict(), "clarify": "temperature"}),),
+    )
+    for seed in range(6):
+        trajectory = await play(home.copy(), task, seed)
+        answer = trajectory.messages.index({"role": "user", "content": "21 degrees."})
+        question = trajectory.messages[answer - 1]
+        assert "tool_calls" not in question
+        assert "temperature" in question["content"]
+        assert question["content"].endswith("?")
+        before = [m for m in trajectory.messages[:answer] if m.get("tool_calls")]
+        assert all("call_service" not in json.dumps(m["tool_calls"]) for m in before)
+        assert trajectory.done
+    # Without the answer, nothing is done.
+    unanswered = await run_episode(TeacherPolicy(task, 1), TwinBackend(home.copy()), task.turns[:1])
+    assert not service_calls(unanswered)
+
+
+@pytest.mark.parametrize("holds", [True, False])
+async def test_only_if_is_read_with_get_state_and_decides_the_call(holds: bool) -> None:
+    home, task = lights_task()
+    sensor = next(e for e in sorted(home.states) if e.startswith("sensor."))
+    guard = f'state("{sensor}") {"==" if holds else "!="} "{home.states[sensor].state}"'
+    intent = Intent(**{**task.intents[0].to_dict(), "only_if": guard})
+    task = Task(task.turns, (intent,))
+    for seed in range(6):
+        trajectory = await play(home.copy(), task, seed, 0.5 * holds)
+        assert trajectory.done
+        read = [s.arguments for s in trajectory.steps if s.name == "get_state"]
+        assert {"entity_id": sensor} in read
+        assert bool(service_calls(trajectory)) == holds
+    assert task.conditions(home) == [
+        intent.condition if holds else f'unchanged("{intent.entity_id}")'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("domain", "service", "data", "expected"),
+    [
+        ("light", "turn_on", {}, 'state("light.x") == "on"'),
+        ("light", "turn_off", {"transition": 2}, 'state("light.x") == "off"'),
+        (
+            "light",
+            "turn_on",
+            {"brightness_pct": 50},
+            'state("light.x") == "on" and attr("light.x", "brightness") == 128',
+        ),
+        ("light", "turn_on", {"brightness": 0}, 'state("light.x") == "off"'),
+        ("fan", "set_percentage", {"percentage": 0}, 'state("fan.x") == "off"'),
+        ("fan", "set_percentage", {"percentage": 40}, 'attr("fan.x", "percentage") == 40'),
+        ("fan", "oscillate", {"oscillating": True}, 'attr("fan.x", "oscillating") == True'),
+        (
+            "climate",
+            "set_temperature",
+            {"temperature": 21, "hvac_mode": "heat"},
+            'attr("climate.x", "temperature") == 21.0 and state("climate.x") == "heat"',
+        ),
+        ("climate", "set_hvac_mode", {"hvac_mode": "cool"}, 'state("climate.x") == "cool"'),
+        ("climate", "turn_on", {}, 'state("climate.x") != "off"'),
+        ("climate", "set_fan_mode", {"fan_mode": "low"}, 'attr("climate.x", "fan_mode") == "low"'),
+        ("cover", "open_cover", {}, 'state("cover.x") == "open"'),
+        (
+            "cover",
+            "set_cover_position",
+            {"position": 30},
+            'attr("cover.x", "current_position") == 30',
+        ),
+        ("cover", "close_cover_tilt", {}, 'attr("cover.x", "current_tilt_position") == 0'),
+        ("valve", "close_valve", {}, 'state("valve.x") == "closed"'),
+        ("lock", "lock", {"code": "1234"}, 'state("lock.x") == "locked"'),
+        (
+            "media_player",
+            "volume_set",
+            {"volume_level": 0.3},
+            'attr("media_player.x", "volume_level") == 0.3',
+        ),
+        ("media_player", "turn_on", {}, 'state("media_player.x") not in ("off", "standby")'),
+        ("vacuum", "return_to_base", {}, 'state("vacuum.x") in ("returning", "docked")'),
+        ("humidifier", "set_mode", {"mode": "sleep"}, 'attr("humidifier.x", "mode") == "sleep"'),
+        (
+            "water_heater",
+            "set_operation_mode",
+            {"operation_mode": "eco"},
+            'state("water_heater.x") == "eco"',
+        ),
+        (
+            "water_heater",
+            "set_away_mode",
+            {"away_mode": True},
+            'attr("water_heater.x", "away_mode") == "on"',
+        ),
+    ],
+)
+def test_an_intent_compiles_to_its_outcome(
+    domain: str, service: str, data: dict[str, Any], expected: str
+) -> None:
+    condition = intent_condition(domain, service, f"{domain}.x", data)
+    assert condition == expected
+    compile_condition(condition)
+
+
+@pytest.mark.parametrize(
+    ("domain", "service", "data"),
+    [
+        ("light", "toggle", {}),
+        ("light", "turn_on", {"brightness_step_pct": 10}),
+        ("light", "turn_on", {"rgb_color": [255, 0, 0]}),
+        ("media_player", "volume_up", {}),
+        ("light", "dim", {}),
+    ],
+)
+def test_an_outcome_a_condition_cannot_state_is_refused(
+    domain: str, service: str, data: dict[str, Any]
+) -> None:
+    with pytest.raises(TaskError):
+        Intent(domain, service, f"{domain}.x", data)
+
+
+def test_every_sampled_intent_holds_after_its_own_call() -> None:
+    """The compiler against the twin itself: each domain's requests, applied, meet the condition."""
+    seen = set()
+    for seed in range(10):
+        home, task = sample_task(seed)
+        for intent in task.intents:
+            if intent.applies(home):
+                Task(
+                    ("Please.",),
+                    (Intent(intent.domain, intent.service, intent.entity_id, intent.data),),
+                ).check(home)
+                seen.add(intent.domain)
+    assert len(seen) >= 5, seen
+
+
+def test_a_task_round_trips_through_json_and_bad_input_is_refused() -> None:
+    home, task = lights_task()
+    task = Task(
+        (*task.turns, "Half."),
+        (Intent(**{**task.intents[0].to_dict(), "clarify": "brightness_pct"}), *task.intents[1:]),
+    )
+    assert Task.from_json(task.to_json()) == task
+    with pytest.raises(TaskError, match="turns"):
+        Task.from_json('{"intents": []}')
+    with pytest.raises(TaskError, match="second turn"):
+        Task(task.turns[:1], task.intents)
+    with pytest.raises(TaskError, match="area"):
+        Intent("light", "turn_on", "light.x", only_if='area("study").temperature < 18')
+    with pytest.raises(TaskError, match="not a switch"):
+        Intent("switch", "turn_on", "light.x")
+    with pytest.raises(TaskError, match="lacks"):
+        Task(task.turns, (Intent("fan", "turn_on", "fan.nope"),)).check(home)
+    light = task.intents[1].entity_id
+    with pytest.raises(TaskError, match="unmet"):
+        Task(task.turns, (Intent("light", "turn_on", light, {"effect": "nope"}),)).check(home)
