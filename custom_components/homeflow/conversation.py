@@ -190,16 +190,17 @@ def _format_tool(tool: llm.Tool, serializer: Any) -> dict[str, Any]:
 
 
 def _messages(contents: Iterable[conversation.Content]) -> list[Message]:
-    """The chat log as OpenAI chat messages."""
+    """The chat log as OpenAI chat messages, tool results as the twin's episodes give them (the
+    result itself, which says whether it failed), so a model trained in the twin reads them."""
     messages: list[Message] = []
     for content in contents:
         if isinstance(content, conversation.ToolResultContent):
-            result = {"data": content.result.data, "error": content.result.error}
             messages.append(
                 {
                     "role": "tool",
                     "tool_call_id": content.tool_call_id,
-                    "content": json_dumps(result),
+                    "name": content.tool_name,
+                    "content": json_dumps(content.result.data),
                 }
             )
         elif isinstance(content, conversation.AssistantContent):

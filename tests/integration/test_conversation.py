@@ -178,7 +178,10 @@ async def test_the_agent_turns_on_a_light(
     assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == arguments
     assert result_message["role"] == "tool"
     assert result_message["tool_call_id"] == "call_1"
+    assert result_message["name"] == tool
     assert light in result_message["content"]
+    if llm_api == HOMEFLOW_LLM_API:  # the twin's own result, as in a training episode
+        assert json.loads(result_message["content"])["success"] is True
 
 
 async def test_the_tool_loop_is_bounded(hass: HomeAssistant, server: FakeModelServer) -> None:
