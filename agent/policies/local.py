@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import AssistantMessage, Message, PolicyError
+from .guided import Choices, Guide
 from .toolcalls import parse_tool_calls
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -21,6 +22,44 @@ _TOOLS_PROMPT = (
     "{tools}\n</tools>\n\nFor each function call, return a json object with function name and "
     "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
     '{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
+)
+# For small models (`compact`): one line per tool instead of its JSON Schema.
+_COMPACT_TOOLS_PROMPT = (
+    "# Tools\n\nTo act on the home, write one tool call and nothing else:\n<tool_call>\n"
+    '{{"name": <tool>, "arguments": {{...}}}}\n</tool_call>\n\nThe tools:\n{tools}'
+)
+# The compact prompt's worked examples, shown as earlier turns of the chat. Their devices are
+# made up and are in no home (under guided decoding the ids are held to the home's own, so they
+# cannot be copied); they show the protocol, not devices to use.
+EXAMPLE_ENTITIES = ("light.den_reading_lamp", "cover.den_shutters")
+
+
+def _example(
+    request: str, call: dict[str, Any], changed: dict[str, Any], reply: str
+) -> list[Message]:
+    """One worked request: the user's words, the call, its result and the reply."""
+    return [
+        {"role": "user", "content": request},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"name": "call_service", "arguments": call}],
+        },
+        {"role": "tool", "content": json.dumps({"success": True, "changed": [changed]})},
+        {"role": "assistant", "content": reply},
+    ]
+
+
+EXAMPLE: list[Message] = _example(
+    "switch on the reading lamp in the den",
+    {"domain": "light", "service": "turn_on", "target": {"entity_id": EXAMPLE_ENTITIES[0]}},
+    {"entity_id": EXAMPLE_ENTITIES[0], "name": "Den Reading Lamp", "state": "on"},
+    "The reading lamp in the den is on.",
+) + _example(
+    "close the den shutters",
+    {"domain": "cover", "service": "close_cover", "target": {"entity_id": EXAMPLE_ENTITIES[1]}},
+    {"entity_id": EXAMPLE_ENTITIES[1], "name": "Den Shutters", "state": "closed"},
+    "The den shutters are closed.",
 )
 
 
@@ -63,14 +102,24 @@ class LocalPolicy:
         *,
         max_new_tokens: int = 256,
         repetition_penalty: float | None = None,
+        guided: bool = False,
+        choices: Choices | None = None,
+        compact: bool = False,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
         self.repetition_penalty = repetition_penalty
+        # Guided decoding (agent.policies.guided): a reply or a call that fits the tools, with
+        # the arguments named in `choices` (e.g. entity_id) held to the values given.
+        self.guided = guided
+        self.choices: Choices = choices or {}
+        # A prompt for small models: tools one line each, and a worked example (EXAMPLE).
+        self.compact = compact
         vocab = tokenizer.get_vocab()
         stops = {tokenizer.eos_token_id, vocab.get("<|im_end|>")}
         self._stop_ids = sorted(i for i in stops if i is not None)
+        self._guide: Guide | None = None
 
     @classmethod
     def from_pretrained(cls, path: str | Path | None = None, **options: Any) -> LocalPolicy:
@@ -84,24 +133,41 @@ class LocalPolicy:
 
     def prompt(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:
         """The text the model continues."""
-        text: str = self._render(messages, tools)
-        if tools and text == self._render(messages, []):
-            text = self._render(_inline_tools(messages, tools), [])
-        return text
+        # A template that renders a one-line chat the same with tools as without ignores them
+        # (and may not know tool messages at all): it gets the chat with tools inlined.
+        if tools and self.compact:
+            return self._render(_inline_tools(messages, tools, compact=True), [])
+        probe: list[Message] = [{"role": "user", "content": "hi"}]
+        if tools and self._render(probe, tools) == self._render(probe, []):
+            return self._render(_inline_tools(messages, tools), [])
+        return self._render(messages, tools)
 
-    def generate(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
-        """The next message, computed here and now."""
+    def generate(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        max_new_tokens: int | None = None,
+        temperature: float = 0.0,
+        streamer: Any = None,
+    ) -> AssistantMessage:
+        """The next message, computed here and now: greedy unless `temperature` > 0, the text
+        also fed to a transformers `streamer` (as `homeflow serve` streams it) if one is given."""
         import torch
 
         encoded = self.tokenizer(
             self.prompt(messages, tools), return_tensors="pt", add_special_tokens=False
         )
         encoded = encoded.to(self.model.device)
+        guide = [self._processor(tools)] if self.guided and tools else None
         with torch.inference_mode():
             output = self.model.generate(
                 **encoded,
-                do_sample=False,
-                max_new_tokens=self.max_new_tokens,
+                logits_processor=guide,
+                do_sample=temperature > 0,
+                temperature=temperature or None,
+                max_new_tokens=max_new_tokens or self.max_new_tokens,
+                streamer=streamer,
                 repetition_penalty=self.repetition_penalty,
                 eos_token_id=self._stop_ids,
                 pad_token_id=self.tokenizer.pad_token_id or self._stop_ids[0],
@@ -116,6 +182,12 @@ class LocalPolicy:
             parsed.content, parsed.tool_calls, parsed.errors, prompt_length, len(new)
         )
 
+    def _processor(self, tools: list[dict[str, Any]]) -> Any:
+        """A logits processor for one guided generation; the grammar compiler is made once."""
+        if self._guide is None:
+            self._guide = Guide(self.tokenizer, self.model.config.vocab_size, self._stop_ids)
+        return self._guide.processor(tools, self.choices)
+
     def _render(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:
         """The chat template's text for `messages` with `tools`, ready for the assistant."""
         text = self.tokenizer.apply_chat_template(
@@ -126,15 +198,22 @@ class LocalPolicy:
         return text
 
 
-def _inline_tools(messages: list[Message], tools: list[dict[str, Any]]) -> list[Message]:
-    """The chat with tools, calls and results as plain text, for templates that know none."""
-    listing = "\n".join(json.dumps(tool) for tool in tools)
-    system = _TOOLS_PROMPT.format(tools=listing)
+def _inline_tools(
+    messages: list[Message], tools: list[dict[str, Any]], *, compact: bool = False
+) -> list[Message]:
+    """The chat with tools, calls and results as plain text, for templates that know none;
+    `compact`: tools one line each and the worked example before the chat."""
+    if compact:
+        system = _COMPACT_TOOLS_PROMPT.format(tools="\n".join(map(tool_line, tools)))
+    else:
+        system = _TOOLS_PROMPT.format(tools="\n".join(json.dumps(tool) for tool in tools))
     out: list[Message] = []
     for message in messages:
+        if compact and message["role"] == "user" and not out:
+            out += _inline_tools(EXAMPLE, [])[1:]
         role, content = message["role"], message.get("content") or ""
         if role == "system" and not out:
-            system = f"{content}\n\n{system}"
+            system = f"{_essentials(content) if compact else content}\n\n{system}"
             continue
         if role == "assistant" and message.get("tool_calls"):
             calls = [call.get("function", call) for call in message["tool_calls"]]
@@ -155,3 +234,21 @@ def _inline_tools(messages: list[Message], tools: list[dict[str, Any]]) -> list[
 def _arguments_json(arguments: Any) -> str:
     """A call's arguments as JSON text, whether given as text or as a dict."""
     return arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+
+
+def tool_line(tool: dict[str, Any]) -> str:
+    """`name(argument, optional?) — description`: a tool in one line."""
+    function = tool.get("function", tool)
+    parameters = function.get("parameters") or {}
+    required = set(parameters.get("required") or ())
+    arguments = ", ".join(
+        name + ("" if name in required else "?") for name in parameters.get("properties") or {}
+    )
+    line = f"{function['name']}({arguments})"
+    return f"{line} — {function['description']}" if function.get("description") else line
+
+
+def _essentials(system: str) -> str:
+    """A system prompt's first paragraph (the role) and its device list (agent.prompt's)."""
+    sections = system.split("\n\n")
+    return "\n\n".join(sections[:1] + [s for s in sections[1:] if s.startswith("# Home devices")])

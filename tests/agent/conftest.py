@@ -1,0 +1,50 @@
+"""A tiny random Qwen3 model with a tokenizer trained here, shared by the local-model tests
+(no downloads)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
+
+
+def qwen3_template() -> str:
+    spec = importlib.util.find_spec("trl")
+    assert spec is not None
+    assert spec.submodule_search_locations
+    return (Path(spec.submodule_search_locations[0]) / "chat_templates/qwen3.jinja").read_text()
+
+
+@pytest.fixture(scope="session")
+def tiny() -> tuple[Any, Any]:
+    """(model, tokenizer): a two-layer Qwen3 over a 400-token byte-level BPE."""
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=SPECIAL,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator([qwen3_template(), "Which lights are there? list_entities"], trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    tokenizer.chat_template = qwen3_template()
+    config = transformers.Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=4,
+    )
+    transformers.set_seed(0)
+    return transformers.Qwen3ForCausalLM(config).eval(), tokenizer

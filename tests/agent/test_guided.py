@@ -1,0 +1,84 @@
+"""Guided decoding: a random tiny model (conftest.py) pushed to start a tool call writes one that
+fits the tools and the allowed entity ids, and writes garbage without the guide."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from agent.policies.guided import call_schema
+from agent.policies.local import LocalPolicy
+from twin.tools import TOOL_SCHEMAS, argument_mismatch
+
+pytest.importorskip("torch")
+
+ENTITIES = ["light.kitchen", "light.porch", "cover.blinds"]
+# The tools whose every string argument is a named thing, so a call has no free text.
+TOOLS = [s for s in TOOL_SCHEMAS if s["function"]["name"] in {"list_entities", "get_state"}]
+CHOICES = {
+    "entity_id": ENTITIES,
+    "domain": ["light", "cover"],
+    "area": ["kitchen"],
+    "floor": ["ground"],
+}
+CHAT = [
+    {"role": "system", "content": "You run a home."},
+    {"role": "user", "content": "Which lights are there?"},
+]
+
+
+def test_call_schema_holds_named_arguments_to_their_values() -> None:
+    schema = call_schema(TOOL_SCHEMAS, {"entity_id": ENTITIES})
+    names = [call["properties"]["name"]["const"] for call in schema["anyOf"]]
+    assert names == [s["function"]["name"] for s in TOOL_SCHEMAS]
+    get_state = schema["anyOf"][names.index("get_state")]["properties"]["arguments"]
+    assert get_state["properties"]["entity_id"] == {"type": "string", "enum": ENTITIES}
+    assert get_state["required"] == ["entity_id"]
+    call_service = schema["anyOf"][names.index("call_service")]["properties"]["arguments"]
+    target = call_service["properties"]["target"]["properties"]
+    one = {"type": "string", "enum": ENTITIES}
+    assert target["entity_id"] == {"anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
+    assert (
+        target["area_id"]
+        == TOOL_SCHEMAS[3]["function"]["parameters"]["properties"]["target"]["properties"][
+            "area_id"
+        ]
+    )
+
+
+@pytest.fixture
+def eager(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The tiny model, biased to open every message with `<`, as a call would."""
+    model, tokenizer = tiny
+    model = copy.deepcopy(model)
+    model.generation_config.sequence_bias = {(tokenizer.convert_tokens_to_ids("<"),): 50.0}
+    return model, tokenizer
+
+
+def test_guided_calls_fit_the_tools_and_the_entities(eager: tuple[Any, Any]) -> None:
+    policy = LocalPolicy(*eager, max_new_tokens=64, guided=True, choices=CHOICES)
+    parameters = {s["function"]["name"]: s["function"]["parameters"] for s in TOOLS}
+    for temperature in (0.0, 1.0, 1.0, 1.0):
+        message = policy.generate(CHAT, TOOLS, temperature=temperature)
+        assert message.parse_errors == ()
+        assert len(message.tool_calls) == 1, message
+        call = message.tool_calls[0]
+        assert argument_mismatch(call.arguments, parameters[call.name], "") is None
+        assert all(value in CHOICES[key] for key, value in call.arguments.items())
+
+
+def test_without_the_guide_the_same_model_writes_no_call(eager: tuple[Any, Any]) -> None:
+    message = LocalPolicy(*eager, max_new_tokens=16).generate(CHAT, TOOLS)
+    assert message.tool_calls == ()
+    assert not message.content.startswith("<tool_call>")
+
+
+def test_a_guided_model_may_still_reply(tiny: tuple[Any, Any]) -> None:
+    policy = LocalPolicy(*tiny, max_new_tokens=8, guided=True, choices=CHOICES)
+    message = policy.generate(CHAT, TOOLS)
+    assert message.tool_calls == ()
+    assert message.parse_errors == ()
+    assert message.content
+    assert not message.content.startswith("<")
