@@ -7,17 +7,15 @@ import click
 from twin.cli import home
 
 from .chat import chat
+from .flywheel.cli import data
+from .serve import serve
+from .watch import watch
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version("homeflow"), prog_name="homeflow")
 def main() -> None:
     """HomeFlow: a Home Assistant-compatible twin and data flywheel for smart-home agents."""
-
-
-@main.group()
-def data() -> None:
-    """Make verified training data: profiles, blueprints, dialogues (MCTS-Flow)."""
 
 
 @main.group()
@@ -32,3 +30,6 @@ def train() -> None:
 
 main.add_command(home)
 main.add_command(chat)
+main.add_command(data)
+main.add_command(watch)
+main.add_command(serve)

@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from twin.tools import error
 from twin.verifier import Report, Verifier
@@ -30,6 +30,9 @@ from .backends import Backend, Result
 from .backends.twin import TwinBackend
 from .policies import AssistantMessage, Message, Policy, ToolCall
 from .prompt import DEFAULT_MAX_CHARS, system_prompt
+
+if TYPE_CHECKING:
+    from .flywheel.user import UserSimulator
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,7 @@ class Trajectory:
 async def run_episode(
     policy: Policy,
     backend: Backend,
-    user_turns: Iterable[str] | AsyncIterable[str],
+    user_turns: Iterable[str] | AsyncIterable[str] | UserSimulator,
     *,
     conditions: Sequence[str] = (),
     limits: Limits = Limits(),
@@ -120,6 +123,9 @@ async def run_episode(
 ) -> Trajectory:
     """Play the user's turns against `policy` on `backend` and record everything.
 
+    A UserSimulator is asked for each turn with the conversation so far and the verifier's
+    latest status; once the task is done, its next utterance (such as "that's all, thanks") is
+    recorded as its last and the episode ends. Fixed turns stop as soon as the task is done.
     Conditions need the twin backend, whose home the verifier reads. `on_message` sees each
     message of the agent's turns as it is added (replies, tool results, corrections), for a
     live view such as `homeflow chat`.
@@ -134,13 +140,20 @@ async def run_episode(
     run = _Run(policy, backend, verifier, limits, on_message)
     run.trajectory.conditions = list(conditions)
     run.trajectory.messages.append({"role": "system", "content": prompt})
-    async for utterance in _aiter(user_turns):
+    if isinstance(user_turns, Iterable | AsyncIterable):
+        turns, simulated = _aiter(user_turns), False
+    else:
+        turns, simulated = _simulated(user_turns, run), True
+    async for utterance in turns:
+        if run.trajectory.done:
+            run.trajectory.messages.append({"role": "user", "content": utterance})
+            break
         if run.trajectory.turns >= limits.max_turns:
             run.trajectory.end_reason = "max_turns"
             break
         run.trajectory.turns += 1
         run.trajectory.messages.append({"role": "user", "content": utterance})
-        if not await run.agent_turn() or run.trajectory.done:
+        if not await run.agent_turn() or (run.trajectory.done and not simulated):
             break
     run.trajectory.wall_s = time.perf_counter() - started
     return run.trajectory
@@ -163,6 +176,10 @@ class _Run:
         self.limits = limits
         self.on_message = on_message
         self.trajectory = Trajectory()
+        # The verifier's latest view, for a simulated user (nothing has changed yet at the start).
+        self.report = (
+            verifier.step(backend.home) if isinstance(backend, TwinBackend) and verifier else None
+        )
 
     def _add(self, message: Message) -> None:
         self.trajectory.messages.append(message)
@@ -232,7 +249,8 @@ class _Run:
             latency,
         )
         if self.verifier is not None and isinstance(self.backend, TwinBackend):
-            _record(step, self.verifier.step(self.backend.home))
+            self.report = self.verifier.step(self.backend.home)
+            _record(step, self.report)
             trajectory.reward += step.reward
             trajectory.done = step.done
         trajectory.steps.append(step)
@@ -248,6 +266,16 @@ def _record(step: Step, report: Report) -> None:
 
 def _tool_message(call_id: str, name: str, result: Mapping[str, Any]) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": json.dumps(result)}
+
+
+async def _simulated(user: UserSimulator, run: _Run) -> AsyncIterable[str]:
+    """The simulated user's turns, each from the conversation and the verifier's latest view."""
+    while True:
+        status = run.report.conditions if run.report is not None else None
+        utterance = await user.next_turn(list(run.trajectory.messages), status)
+        if utterance is None:
+            return
+        yield utterance
 
 
 async def _aiter(turns: Iterable[str] | AsyncIterable[str]) -> AsyncIterable[str]:

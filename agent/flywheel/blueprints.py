@@ -1,0 +1,872 @@
+"""Blueprints (paper B.1.2): a profile, a home in its initial state, scenes of the user's life in
+it, and the user's request with its ground truth (a Task of atomic intents and their conditions).
+
+`make_blueprint(seed)` scripts one candidate the way the paper's LLM scripter would, offline: it
+draws a profile and a home, finds a room whose state goes against the profile (colder than the
+user likes, too dim to read, stuffy, loud...), writes the scene from that state, picks 1-3
+intents with values from the profile and the device's ranges, and phrases the request over the
+control space (`QueryType`: clarity, dependency, devices, tone, a QT4 phenomenon, QT5 memory)
+from phrases.yaml. Like an LLM, it errs at `error_rate` (a hallucinated entity or attribute, an
+out-of-range value, a goal already met, contradictory intents, a value against the profile), so
+that the triple filter, which checks every candidate against the home itself, has real work:
+
+1. executability: each intent compiles (agent.task.Intent), its conditions name entities the home
+   has, and its service and fields are in the entity's manual (twin.manual.describe);
+2. boundary validity: each value is within the manual's min/max and options;
+3. logical consistency: the values agree with the profile, no intent is already done at the
+   start, and the ground truth works jointly (Task.check on a copy).
+
+A rejected candidate comes back as `Rejected`, naming the filter and why; `generate` counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+from twin.conditions import compile_condition
+from twin.errors import TwinError
+from twin.home import Home
+from twin.homemaker import make_home
+from twin.manual import describe
+from twin.weather import Weather, city
+
+from ..task import Intent, Task, TaskError
+from .profiles import Profile, make_profile
+
+FILTERS = ("executability", "boundary", "consistency")
+HOME_TYPES = ("studio", "apartment", "house", "duplex", "villa")
+CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
+TONES = ("plain", "polite", "terse", "chatty")
+PHENOMENA = ("coreference", "topic_switch", "backtracking")
+ERRORS = (
+    "hallucinated_entity",
+    "hallucinated_attribute",
+    "out_of_range",
+    "already_true",
+    "contradiction",
+    "against_profile",
+)
+# The field whose value a request states, and how it is said.
+VALUE_WORDS: Mapping[str, Callable[[Any], str]] = {
+    "brightness_pct": lambda v: f"{v:g} %",
+    "color_temp_kelvin": lambda v: f"{v} K",
+    "temperature": lambda v: f"{v:g} °C",
+    "percentage": lambda v: f"{v:g} %",
+    "position": lambda v: f"{v:g} %",
+    "volume_level": lambda v: f"{round(v * 100)} %",
+    "humidity": lambda v: f"{v:g} %",
+    "hvac_mode": lambda v: str(v).replace("_", " "),
+}
+# Activities that fit a room, by a word of its area id; the first is the default.
+ROOM_ACTIVITIES: Mapping[str, tuple[str, ...]] = {
+    "study": ("working at the desk", "reading", "video calls", "calligraphy", "crosswords"),
+    "office": ("working at the desk", "video calls", "reading"),
+    "living": ("watching films", "reading", "gaming", "board games", "knitting", "podcasts"),
+    "bedroom": ("getting ready for bed", "reading", "meditation", "yoga"),
+    "kitchen": ("cooking", "baking", "podcasts"),
+    "dining": ("having dinner", "board games", "crosswords"),
+}
+# A profile's activity as something one is doing.
+DOING: Mapping[str, str] = {
+    "video calls": "on a video call",
+    "calligraphy": "practising calligraphy",
+    "crosswords": "doing crosswords",
+    "gaming": "playing video games",
+    "board games": "playing board games",
+    "podcasts": "listening to podcasts",
+    "meditation": "meditating",
+    "yoga": "doing yoga",
+}
+# How a scene says what the user feels, by need.
+FEELINGS: Mapping[str, str] = {
+    "cold": "feels cold",
+    "hot": "feels too warm",
+    "dark": "finds it too dark",
+    "bright": "finds the light too harsh",
+    "stuffy": "finds the air stuffy",
+    "humid": "finds it muggy",
+    "dry": "finds the air too dry",
+    "noisy": "finds it too loud",
+    "chore": "is about to wrap up",
+}
+Paraphrase = Callable[[str], str]
+
+
+class BlueprintError(ValueError):
+    """Blueprint data that cannot be read back."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryType:
+    """Where the request lies in the paper's control space, with QT4/QT5 extras."""
+
+    clarity: str
+    dependency: str
+    devices: str
+    tone: str
+    phenomenon: str | None = None
+    memory: bool = False
+
+    @property
+    def label(self) -> str:
+        """The paper's label, e.g. 'missing_slot+polite+dependent+multiple_devices'."""
+        parts = [self.clarity, self.tone, self.dependency, f"{self.devices}_device"]
+        parts[-1] += "s" if self.devices == "multiple" else ""
+        parts += [self.phenomenon] if self.phenomenon else []
+        return "+".join(parts + (["memory"] if self.memory else []))
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth."""
+
+    seed: int
+    profile: Profile
+    home_seed: int
+    home_type: str
+    scenes: tuple[str, ...]
+    query_type: QueryType
+    task: Task
+    memory: tuple[str, ...] = ()
+
+    def home(self) -> Home:
+        """The home in its initial state."""
+        return make_home(self.home_seed, self.home_type)
+
+    def to_json(self) -> str:
+        """The blueprint as JSON text."""
+        data = {
+            "seed": self.seed,
+            "profile": self.profile.to_dict(),
+            "home_seed": self.home_seed,
+            "home_type": self.home_type,
+            "scenes": list(self.scenes),
+            "query_type": asdict(self.query_type),
+            "task": json.loads(self.task.to_json()),
+            "memory": list(self.memory),
+        }
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Blueprint:
+        """A blueprint from `to_json`'s text; BlueprintError says what is wrong."""
+        try:
+            raw = json.loads(text)
+            return cls(
+                seed=raw["seed"],
+                profile=Profile.from_dict(raw["profile"]),
+                home_seed=raw["home_seed"],
+                home_type=raw["home_type"],
+                scenes=tuple(raw["scenes"]),
+                query_type=QueryType(**raw["query_type"]),
+                task=Task.from_json(json.dumps(raw["task"])),
+                memory=tuple(raw["memory"]),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
+            raise BlueprintError(f"Not a blueprint: {err}") from err
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A candidate the triple filter refused: which filter, which check, and why."""
+
+    seed: int
+    filter: str
+    check: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What the scripter proposes, before filtering: intents as plain data, and the turns."""
+
+    turns: tuple[str, ...]
+    intents: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(slots=True)
+class Generation:
+    """The outcome of generating over many seeds."""
+
+    blueprints: list[Blueprint] = field(default_factory=list)
+    rejected: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILTERS, 0))
+    checks: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def candidates(self) -> int:
+        """Candidates scripted in all."""
+        return len(self.blueprints) + sum(self.rejected.values())
+
+    def shares(self) -> dict[str, float]:
+        """The share of candidates each filter rejected."""
+        return {name: count / max(1, self.candidates) for name, count in self.rejected.items()}
+
+    @property
+    def rate(self) -> float:
+        """Accepted blueprints per second."""
+        return len(self.blueprints) / self.seconds if self.seconds else 0.0
+
+
+# --- the triple filter ------------------------------------------------------------------------
+
+
+def triple_filter(seed: int, home: Home, profile: Profile, candidate: Candidate) -> Task | Rejected:
+    """The candidate's Task when it passes all three filters, else the first refusal."""
+
+    def reject(name: str, check: str, reason: str) -> Rejected:
+        return Rejected(seed, name, check, reason)
+
+    intents = []
+    for raw in candidate.intents:
+        try:
+            intent = Intent(**raw)
+            for text in (intent.condition, intent.only_if):
+                if text is not None:
+                    compile_condition(text).validate(home)
+        except (TaskError, TwinError, TypeError) as err:
+            return reject("executability", "compile", str(err))
+        services = describe(home, intent.entity_id)["services"]
+        if intent.service not in services:
+            return reject("executability", "service", f"{intent.entity_id} has no {intent.service}")
+        fields = services[intent.service].get("fields", {})
+        unknown = [key for key in intent.data if key not in fields]
+        if unknown:
+            return reject("executability", "attribute", f"{intent.service} has no field {unknown}")
+        for key, value in intent.data.items():
+            problem = _out_of_bounds(fields[key], value)
+            if problem:
+                return reject("boundary", "range", f"{intent.entity_id} {key}={value!r}: {problem}")
+        intents.append(intent)
+    for intent in intents:
+        for problem in profile_conflicts(profile, intent):
+            return reject("consistency", "profile", problem)
+    try:
+        task = Task(candidate.turns, tuple(intents))
+    except TaskError as err:
+        return reject("consistency", "task", str(err))
+    start = home.snapshot().states
+    for intent in intents:
+        if intent.applies(home) and compile_condition(intent.condition).holds(home, start):
+            return reject("consistency", "already_true", f"{intent.condition} holds at the start")
+    if not any(intent.applies(home) for intent in intents):
+        return reject("consistency", "already_true", "no intent applies at the start")
+    try:
+        task.check(home)
+    except TaskError as err:
+        return reject("consistency", "unsatisfiable", str(err))
+    return task
+
+
+def _out_of_bounds(spec: Mapping[str, Any], value: Any) -> str | None:
+    """What is wrong with `value` for a field of the manual, or None."""
+    if "options" in spec and value not in spec["options"]:
+        return f"not one of {spec['options']}"
+    if spec.get("type") in ("number", "integer"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "not a number"
+        if value < spec.get("min", value) or value > spec.get("max", value):
+            return f"outside {spec.get('min')}-{spec.get('max')}"
+    if spec.get("type") == "boolean" and not isinstance(value, bool):
+        return "not true or false"
+    return None
+
+
+def profile_conflicts(profile: Profile, intent: Intent) -> list[str]:
+    """How the intent's values go against what the profile says the user wants."""
+    data, problems = intent.data, []
+    temperature = data.get("temperature")
+    if intent.domain == "climate" and temperature is not None:
+        low, high = profile.night_temperature - 1.5, profile.day_temperature + 1.5
+        if not low <= temperature <= high:
+            problems.append(f"{temperature} °C, but {profile.name} likes {low:g}-{high:g} °C")
+    if "humidity" in data:
+        low, high = profile.humidity[0] - 5, profile.humidity[1] + 5
+        if not low <= data["humidity"] <= high:
+            problems.append(f"humidity {data['humidity']} %, but the profile wants {low}-{high}")
+    brightness = data.get("brightness_pct")
+    sensitive = profile.light == "sensitive"
+    if sensitive and brightness is not None and brightness > profile.reading_brightness:
+        problems.append(f"{brightness} % for a light-sensitive user")
+    if sensitive and data.get("color_temp_kelvin", 0) > 4000:
+        problems.append(f"{data['color_temp_kelvin']} K for a light-sensitive user")
+    if (volume := data.get("volume_level")) is not None and volume > profile.volume + 0.3:
+        problems.append(f"volume {volume} for a user who listens at {profile.volume}")
+    return problems
+
+
+# --- scripting a candidate ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    """Something wrong in a room, and the intent that would put it right."""
+
+    need: str
+    room: str
+    intent: dict[str, Any]
+
+
+class _NoNeed(Exception):
+    """The home gives the scripter nothing to ask for."""
+
+
+class _Scripter:
+    """Scripts one candidate from a seeded rng, a profile and a home."""
+
+    def __init__(self, rng: random.Random, profile: Profile, home: Home) -> None:
+        self.rng, self.profile, self.home = rng, profile, home
+        self.phrases = _phrases()
+        weather = home.weather
+        offset = city(weather.city).utc_offset if isinstance(weather, Weather) else 0.0
+        self.hour = (home.now / 3600 + offset) % 24
+        self.night = self.hour >= 21 or self.hour < 6
+
+    # --- needs from the state and the profile
+
+    def needs(self) -> list[_Need]:
+        """Every need the home's state and the profile give rise to, with its fix."""
+        found = []
+        for entity_id in sorted(self.home.entities):
+            room = self.home.area_of(entity_id)
+            if room is None or room not in self.home.rooms or self.home.areas[room].outdoor:
+                continue
+            for need, intent in self._fixes(entity_id, room):
+                found.append(_Need(need, room, {"entity_id": entity_id, **intent}))
+        return found
+
+    def _fixes(self, entity_id: str, room: str) -> Iterable[tuple[str, dict[str, Any]]]:
+        state = self.home.states[entity_id]
+        attrs, air, p = state.attributes, self.home.rooms[room], self.profile
+        domain = entity_id.partition(".")[0]
+        fields = self._fields(entity_id)
+        want = p.night_temperature if self.night else p.day_temperature
+        if domain == "climate" and "temperature" in fields.get("set_temperature", {}):
+            modes = attrs.get("hvac_modes") or ()
+            spec = fields["set_temperature"]["temperature"]
+            value = _clamp(want, spec)
+            for need, mode, wrong in (("cold", "heat", -1.0), ("hot", "cool", 2.0)):
+                if mode in modes and (air.temperature - want) * wrong > abs(wrong):
+                    data: dict[str, Any] = {"temperature": value}
+                    if state.state != mode:
+                        data["hvac_mode"] = mode
+                    yield need, _call("climate", "set_temperature", data)
+            if air.humidity > p.humidity[1] + 5 and "dry" in modes and state.state != "dry":
+                yield "humid", _call("climate", "set_hvac_mode", {"hvac_mode": "dry"})
+        elif domain == "light":
+            level = p.reading_brightness if self._activity(room) == "reading" else p.brightness
+            now = round((attrs.get("brightness") or 0) / 2.55)
+            data = {}
+            if "brightness_pct" in fields.get("turn_on", {}):
+                data["brightness_pct"] = level
+            white = "color_temp" in (attrs.get("supported_color_modes") or ())
+            if white and self.rng.random() < 0.4:
+                kelvin = p.evening_kelvin if self.night else p.work_kelvin
+                data["color_temp_kelvin"] = _clamp(kelvin, fields["turn_on"]["color_temp_kelvin"])
+            if state.state == "off" or now < level - 15:
+                yield "dark", _call("light", "turn_on", data)
+            if state.state == "on" and now > level + 15:
+                yield "bright", _call("light", "turn_on", {"brightness_pct": level})
+            if state.state == "on":
+                yield "chore", _call("light", "turn_off", {})
+        elif domain == "fan" and state.state == "off":
+            step = attrs.get("percentage_step") or 1
+            speeds = [s for s in (50, 75, 100) if abs(s / step - round(s / step)) < 1e-6]
+            turn_on = fields.get("turn_on", {})
+            data = {"percentage": self.rng.choice(speeds)} if "percentage" in turn_on else {}
+            if air.temperature > want + 2:
+                yield "hot", _call("fan", "turn_on", data)
+            if air.co2 > 900 or air.pm25 > 15:
+                yield "stuffy", _call("fan", "turn_on", {})
+        elif domain == "cover" and attrs.get("device_class") not in ("garage", "door", "gate"):
+            closed = state.state == "closed"
+            if attrs.get("device_class") == "window" and closed and air.co2 > 900:
+                yield "stuffy", _call("cover", "open_cover", {})
+            elif closed and 8 <= self.hour < 18:
+                yield "dark", _call("cover", "open_cover", {})
+            elif not closed and self.night:
+                yield "chore", _call("cover", "close_cover", {})
+            elif not closed and air.illuminance > 2000:
+                yield "bright", _call("cover", "close_cover", {})
+        elif domain == "humidifier":
+            drying = attrs.get("device_class") == "dehumidifier"
+            band = p.humidity
+            need = "humid" if drying else "dry"
+            if (air.humidity > band[1] + 5) if drying else (air.humidity < band[0] - 5):
+                if state.state == "off":
+                    yield need, _call("humidifier", "turn_on", {})
+                else:
+                    spec = fields["set_humidity"]["humidity"]
+                    target = _clamp(band[1] if drying else band[0], spec)
+                    yield need, _call("humidifier", "set_humidity", {"humidity": target})
+        elif domain == "media_player" and state.state == "playing":
+            if "media_pause" in fields:
+                yield "noisy", _call("media_player", "media_pause", {})
+            volume = attrs.get("volume_level")
+            if "volume_set" in fields and volume is not None and volume > 0.15:
+                quieter = round(min(p.volume, volume / 2) * 20) / 20 or 0.05
+                yield "noisy", _call("media_player", "volume_set", {"volume_level": quieter})
+        elif domain == "media_player" and state.state == "on":
+            yield "noisy", _call("media_player", "turn_off", {})
+        elif domain == "lock" and state.state == "unlocked" and not attrs.get("code_format"):
+            yield "chore", _call("lock", "lock", {})
+        elif domain == "vacuum" and state.state == "docked":
+            yield "chore", _call("vacuum", "start", {})
+        elif domain == "switch" and state.state == "on":
+            yield "chore", _call("switch", "turn_off", {})
+
+    def _fields(self, entity_id: str) -> dict[str, dict[str, Any]]:
+        services = describe(self.home, entity_id)["services"]
+        return {name: spec.get("fields", {}) for name, spec in services.items()}
+
+    def _activity(self, room: str) -> str:
+        choices = next((v for k, v in ROOM_ACTIVITIES.items() if k in room), ("tidying up",))
+        liked = [a for a in self.profile.activities if a in choices]
+        return liked[0] if liked else choices[0]
+
+    def _doing(self, room: str) -> str:
+        activity = self._activity(room)
+        return DOING.get(activity, activity)
+
+    # --- the candidate
+
+    def candidate(self, error_rate: float) -> tuple[Candidate, QueryType, tuple[str, ...], bool]:
+        """The candidate, its query type, its scenes, and whether it uses the user's memory."""
+        rng, needs = self.rng, self.needs()
+        if not needs:
+            raise _NoNeed("nothing in the home goes against the profile")
+        first = rng.choice(needs)
+        others = [n for n in needs if n.intent["entity_id"] != first.intent["entity_id"]]
+        count = 1 if not others or rng.random() < 0.5 else rng.choice((2, 2, 3))
+        chosen = [first]
+        for need in rng.sample(others, min(len(others), count - 1)):
+            if need.intent["entity_id"] not in {n.intent["entity_id"] for n in chosen}:
+                chosen.append(need)
+        valued = _value_key(first.intent) not in (None, "hvac_mode")
+        clarity = rng.choice([c for c in CLARITIES if valued or c in ("clear", "ambiguous")])
+        twins = self._twins(first.intent["entity_id"])
+        if clarity == "ambiguous" and not twins:
+            clarity = "implicit" if first.need != "chore" else "clear"
+        if clarity == "implicit" and (twins or first.need == "chore"):
+            clarity = "clear"
+        phenomena = [None, None, "coreference"]
+        phenomena += ["backtracking"] if valued and clarity != "missing_slot" else []
+        phenomena += ["topic_switch"] if len(chosen) > 1 else []
+        phenomenon = rng.choice(phenomena) if clarity in ("clear", "missing_slot") else None
+        memory = valued and clarity == "clear" and phenomenon != "backtracking"
+        qtype = QueryType(
+            clarity=clarity,
+            dependency="dependent" if rng.random() < 0.35 else "independent",
+            devices="multiple" if len(chosen) > 1 else "single",
+            tone=rng.choice(TONES),
+            phenomenon=phenomenon,
+            memory=(memory and rng.random() < 0.3) or clarity == "implicit",
+        )
+        intents = [dict(need.intent) for need in chosen]
+        guard = self._guard(chosen[-1]) if qtype.dependency == "dependent" else None
+        if guard is None:
+            qtype = replace(qtype, dependency="independent")
+        else:
+            intents[-1]["only_if"] = guard[0]
+        turns = self._turns(chosen, intents, qtype, guard[1] if guard else "")
+        if rng.random() < error_rate:
+            intents = self._err(rng.choice(ERRORS), intents)
+        rooms = dict.fromkeys(n.room for n in chosen)
+        scenes = tuple(self._scene(r, [n.need for n in chosen if n.room == r]) for r in rooms)
+        return Candidate(turns, tuple(intents)), qtype, scenes, qtype.memory
+
+    def _twins(self, entity_id: str) -> list[str]:
+        """Other entities of the same domain in the same room (which make 'the light' vague)."""
+        domain, room = entity_id.partition(".")[0], self.home.area_of(entity_id)
+        return [
+            e
+            for e in sorted(self.home.entities)
+            if e != entity_id and e.startswith(domain + ".") and self.home.area_of(e) == room
+        ]
+
+    def _guard(self, need: _Need) -> tuple[str, str] | None:
+        """An only_if on an entity in the need's room (usually one that holds), and its words."""
+        entity_id, room = need.intent["entity_id"], need.room
+        options = []
+        for other in sorted(self.home.entities):
+            if self.home.area_of(other) != room:
+                continue
+            state = self.home.states[other]
+            cls = state.attributes.get("device_class")
+            if other.startswith("sensor.") and cls == "temperature":
+                reading = float(state.state)
+                below = self.rng.random() < 0.5
+                limit = round(reading + (1 if below else -1) * self.rng.choice((1, 2, 3, -1)))
+                test = "<" if below else ">"
+                options.append(
+                    (
+                        f'num("{other}") {test} {limit}',
+                        "below" if below else "above",
+                        other,
+                        f"{limit} °C",
+                    )
+                )
+            elif other.startswith("binary_sensor.") and cls in ("motion", "occupancy"):
+                on = state.state == "on"
+                words = "occupied" if on == (self.rng.random() < 0.8) else "empty"
+                options.append(
+                    (
+                        f'state("{other}") == "{"on" if words == "occupied" else "off"}"',
+                        words,
+                        other,
+                        "",
+                    )
+                )
+        if entity_id.partition(".")[0] in ("light", "switch", "fan", "climate", "media_player"):
+            on = self.home.states[entity_id].state != "off"
+            words = "is_on" if on == (self.rng.random() < 0.85) else "is_off"
+            test = f'state("{entity_id}") {"!=" if words == "is_on" else "=="} "off"'
+            options.append((test, words, entity_id, ""))
+        if not options:
+            return None
+        test, kind, other, value = self.rng.choice(options)
+        text = self.rng.choice(self.phrases["guards"][kind]).format(
+            device=self._device(other), room=_room(room), value=value
+        )
+        return test, text
+
+    # --- words
+
+    def _turns(
+        self, chosen: list[_Need], intents: list[dict[str, Any]], qtype: QueryType, guard: str
+    ) -> tuple[str, ...]:
+        rng, bank = self.rng, self.phrases
+        first = intents[0]
+        answer = None
+        if qtype.clarity == "implicit":
+            need = chosen[0]
+            complaint = rng.choice(bank["implicit"][need.need]).format(room=_room(need.room))
+            opening = f"{complaint}. {rng.choice(bank['implicit_asks'])}"
+        else:
+            if qtype.clarity == "missing_slot":
+                key = _value_key(first)
+                assert key is not None
+                first["clarify"] = key
+                answer = rng.choice(bank["answers"]["value"]).format(value=_say(first, key))
+            elif qtype.clarity == "ambiguous":
+                first["clarify"] = "entity"
+                device = self._device(first["entity_id"])
+                answer = rng.choice(bank["answers"]["entity"]).format(
+                    device=device, device_cap=_cap(device)
+                )
+            opening = self._request(first, chosen[0].room, qtype)
+        sentences = [opening] + [
+            self._tone(self._command(intent, need.room, "commands"), qtype.tone)
+            for intent, need in zip(intents[1:], chosen[1:], strict=True)
+        ]
+        if guard:
+            last = len(intents) - 1
+            if last == 0:  # the opening says it as its clarity wants; the guard follows
+                sentences.append(rng.choice(bank["only_if"]).format(guard=guard))
+            else:
+                target = intents[last]
+                own = self._device(target["entity_id"]) in guard
+                command = self._command(
+                    target, chosen[last].room, "commands", "it" if own else None
+                )
+                phrase = rng.choice(bank["conditional"]).format(guard=guard, cmd=_pronoun(command))
+                sentences[last] = self._tone(phrase, qtype.tone, "clauses")
+        if qtype.phenomenon == "topic_switch":
+            text = rng.choice(bank["topic_switch"]).format(
+                first=sentences[0], second=_lower(" ".join(sentences[1:]))
+            )
+        else:
+            text = " ".join(sentences)
+        turns = [text] + ([answer] if answer else [])
+        return tuple(turns)
+
+    def _request(self, intent: dict[str, Any], room: str, qtype: QueryType) -> str:
+        """The opening request for the first intent, as the clarity and phenomenon say."""
+        rng, bank = self.rng, self.phrases
+        if qtype.clarity == "missing_slot":
+            return self._tone(self._command(intent, room, "missing"), qtype.tone)
+        if qtype.clarity == "ambiguous":
+            noun = bank["nouns"].get(intent["entity_id"].partition(".")[0], "device")
+            device = f"the {noun} in the {_room(room)}"
+            return self._tone(self._command(intent, room, "commands", device), qtype.tone)
+        kind = "memory" if qtype.memory else "commands"
+        if qtype.phenomenon == "coreference":
+            device = self._device(intent["entity_id"])
+            command = _pronoun(self._command(intent, room, kind, "it"))
+            return str(rng.choice(bank["coreference"])).format(
+                device=device, device_cap=_cap(device), cmd=command, Cmd=_cap(command)
+            )
+        if qtype.phenomenon == "backtracking":
+            key = _value_key(intent)
+            assert key is not None
+            wrong = dict(intent, data={**intent["data"], key: _nudge(intent["data"][key])})
+            said = self._tone(self._command(wrong, room, "commands"), qtype.tone)
+            return str(rng.choice(bank["backtracking"])).format(wrong=said, value=_say(intent, key))
+        return self._tone(self._command(intent, room, kind), qtype.tone)
+
+    def _command(
+        self, intent: Mapping[str, Any], room: str, kind: str, device: str | None = None
+    ) -> str:
+        action = _action(intent)
+        templates = self.phrases[kind].get(action) or self.phrases["commands"][action]
+        key = _value_key(intent)
+        return str(self.rng.choice(templates)).format(
+            device=device or self._device(intent["entity_id"]),
+            room=_room(room),
+            value=_say(intent, key) if key else "",
+        )
+
+    def _tone(self, command: str, tone: str, kind: str = "tones") -> str:
+        template = self.rng.choice(self.phrases[kind][tone])
+        return str(template).format(cmd=command, Cmd=_cap(command))
+
+    def _device(self, entity_id: str) -> str:
+        entry = self.home.entities.get(entity_id)
+        name = entry.name if entry is not None and entry.name else entity_id.partition(".")[2]
+        return f"the {name.replace('_', ' ').lower()}"
+
+    def _scene(self, room: str, needs: Sequence[str]) -> str:
+        """What is going on in the room, from the home's actual state and the profile."""
+        air, p = self.home.rooms[room], self.profile
+        first = p.name.split()[0]
+        when = _part_of_day(self.hour)
+        parts = [
+            f"{_cap(when)}, {first} is {self._doing(room)} in the {_room(room)}.",
+            f"It is about {air.temperature:.1f} °C there, at {air.humidity:.0f} % humidity"
+            + (f", and the air is stale ({air.co2:.0f} ppm CO2)." if air.co2 > 900 else "."),
+        ]
+        shown = [
+            f"{self._device(e)} {'are' if e.endswith('s') else 'is'} {_state_words(self.home, e)}"
+            for e in sorted(self.home.entities)
+            if self.home.area_of(e) == room and not e.startswith(("sensor.", "binary_sensor."))
+        ]
+        if shown:
+            parts.append(_cap("; ".join(shown[:4])) + ".")
+        want = p.night_temperature if self.night else p.day_temperature
+        feelings = [FEELINGS[need] for need in dict.fromkeys(needs)]
+        parts.append(f"{first} likes {want:g} °C and {' and '.join(feelings)}.")
+        return " ".join(parts)
+
+    # --- the scripter's mistakes
+
+    def _bounded(self, intent: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """The numeric fields of the intent's service that have a maximum, with it."""
+        fields = self._fields(intent["entity_id"]).get(intent["service"], {})
+        return [(name, spec["max"]) for name, spec in fields.items() if "max" in spec]
+
+    def _err(self, kind: str, intents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The intents with one mistake of `kind` in them, as an LLM scripter would make it."""
+        rng, home, first = self.rng, self.home, dict(intents[0])
+        domain = first["entity_id"].partition(".")[0]
+        key = _value_key(first)
+        if kind == "hallucinated_entity":
+            noun = rng.choice(("smart_hub", "main_unit", "ceiling", "device", "2"))
+            first["entity_id"] = f"{domain}.{home.area_of(first['entity_id'])}_{noun}"
+        elif kind == "hallucinated_attribute":
+            wrong = rng.choice(("level", "intensity", "target", "power", "mode_level"))
+            first["data"] = {**first["data"], wrong: (first["data"].get(key) if key else 1)}
+        elif kind == "out_of_range" and (bounded := self._bounded(first)):
+            name, high = bounded[0] if key not in dict(bounded) else (key, dict(bounded)[key])
+            first["data"] = {**first["data"], name: high * rng.choice((2, 3)) + 1}
+        elif kind == "already_true":
+            done = [i for e in sorted(home.entities) if (i := _already(home, e)) is not None]
+            first = rng.choice(done) if done else first
+        elif kind == "contradiction":
+            opposite = "turn_off" if first["service"] != "turn_off" else "turn_on"
+            return [
+                *intents,
+                {
+                    "domain": domain,
+                    "service": opposite,
+                    "entity_id": first["entity_id"],
+                    "data": {},
+                },
+            ]
+        elif kind == "against_profile" and domain == "climate" and key == "temperature":
+            first["data"] = {**first["data"], "temperature": self.profile.day_temperature + 6}
+        else:  # a mistake that does not fit this intent: another entity made up instead
+            first["entity_id"] = f"{domain}.{rng.choice(('guest', 'attic', 'annex'))}_{domain}"
+        return [first, *intents[1:]]
+
+
+def _call(domain: str, service: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"domain": domain, "service": service, "data": data}
+
+
+def _already(home: Home, entity_id: str) -> dict[str, Any] | None:
+    """An intent whose outcome already holds on the entity (a goal met at the start)."""
+    domain, state = entity_id.partition(".")[0], home.states[entity_id].state
+    outcome = {
+        ("light", "off"): "turn_off",
+        ("light", "on"): "turn_on",
+        ("switch", "off"): "turn_off",
+        ("lock", "locked"): "lock",
+        ("cover", "closed"): "close_cover",
+        ("cover", "open"): "open_cover",
+    }.get((domain, state))
+    return None if outcome is None else {**_call(domain, outcome, {}), "entity_id": entity_id}
+
+
+def _clamp(value: float, spec: Mapping[str, Any]) -> Any:
+    """A value moved into a field's range and onto its step."""
+    value = min(max(value, spec.get("min", value)), spec.get("max", value))
+    step = spec.get("step")
+    if step:
+        value = round(value / step) * step
+    return int(value) if spec.get("type") == "integer" else value
+
+
+def _value_key(intent: Mapping[str, Any]) -> str | None:
+    """The field whose value the request states (hvac_mode only when it is the only one)."""
+    data = intent.get("data") or {}
+    keys = [k for k in data if k in VALUE_WORDS and k != "hvac_mode"]
+    return keys[0] if keys else ("hvac_mode" if "hvac_mode" in data else None)
+
+
+def _say(intent: Mapping[str, Any], key: str) -> str:
+    data = intent["data"]
+    words = VALUE_WORDS[key](data[key])
+    if key == "brightness_pct" and "color_temp_kelvin" in data:
+        words += f" at {data['color_temp_kelvin']} K"
+    return words
+
+
+def _action(intent: Mapping[str, Any]) -> str:
+    """The phrase bank's action for an intent."""
+    service, data = intent["service"], intent.get("data") or {}
+    key = _value_key(intent)
+    if intent["domain"] == "climate" and service == "set_temperature":
+        mode = data.get("hvac_mode")
+        return mode if mode in ("heat", "cool") else "temperature"
+    named = {
+        "brightness_pct": "brightness",
+        "color_temp_kelvin": "kelvin",
+        "percentage": "fan_speed",
+        "volume_level": "volume",
+        "humidity": "humidity",
+        "position": "position",
+        "hvac_mode": "mode",
+    }
+    if key is not None:
+        return named[key]
+    return {
+        "turn_on": "on",
+        "turn_off": "off",
+        "open_cover": "open",
+        "close_cover": "close",
+        "lock": "lock",
+        "start": "vacuum",
+        "media_pause": "pause",
+    }[service]
+
+
+def _nudge(value: Any) -> Any:
+    """A value the user says first and then takes back."""
+    if isinstance(value, float) and value < 1:
+        return round(min(1.0, value + 0.2), 2)
+    return value + 10 if value < 50 or value > 200 else value - 10
+
+
+def _pronoun(command: str) -> str:
+    """'turn on it' -> 'turn it on'."""
+    return re.sub(
+        r"\b(turn|switch|put|shut|power|open|lock) (on|off|down|up) it\b", r"\1 it \2", command
+    )
+
+
+def _state_words(home: Home, entity_id: str) -> str:
+    state = home.states[entity_id]
+    attrs = state.attributes
+    if state.state == "on" and attrs.get("brightness") is not None:
+        return f"on at {round(attrs['brightness'] / 2.55)} %"
+    if entity_id.startswith("climate.") and state.state != "off":
+        return f"{state.state.replace('_', ' ')}ing to {attrs.get('temperature')} °C".replace(
+            "heating", "heating"
+        ).replace("heat_cooling", "on auto")
+    if state.state == "playing" and attrs.get("volume_level") is not None:
+        return f"playing at volume {round(attrs['volume_level'] * 100)} %"
+    return state.state.replace("_", " ")
+
+
+def _part_of_day(hour: float) -> str:
+    return next(
+        words
+        for end, words in (
+            (5, "late at night"),
+            (12, "in the morning"),
+            (17, "in the afternoon"),
+            (21, "in the evening"),
+            (24, "late at night"),
+        )
+        if hour < end
+    )
+
+
+def _room(area_id: str) -> str:
+    return area_id.replace("_", " ")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+@cache
+def _phrases() -> dict[str, Any]:
+    text = files("agent.flywheel").joinpath("phrases.yaml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+# --- the entry points ---------------------------------------------------------------------------
+
+
+def make_blueprint(
+    seed: int, *, error_rate: float = 0.2, paraphrase: Paraphrase | None = None
+) -> Blueprint | Rejected:
+    """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
+    refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given."""
+    rng = random.Random(f"homeflow-blueprint-{seed}")
+    profile = make_profile(seed)
+    home_type = rng.choice(HOME_TYPES)
+    home = make_home(seed, home_type)
+    scripter = _Scripter(rng, profile, home)
+    try:
+        candidate, qtype, scenes, memory = scripter.candidate(error_rate)
+    except _NoNeed as err:
+        return Rejected(seed, "scene", "no_need", str(err))
+    if paraphrase is not None:
+        candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
+    task = triple_filter(seed, home, profile, candidate)
+    if isinstance(task, Rejected):
+        return task
+    lines = tuple(profile.memory()) if memory else ()
+    return Blueprint(seed, profile, seed, home_type, scenes, qtype, task, lines)
+
+
+def generate(seeds: Sequence[int] | range, *, error_rate: float = 0.2) -> Generation:
+    """Blueprints for `seeds`, with the rejections counted per filter and check."""
+    out = Generation()
+    started = time.perf_counter()
+    for seed in seeds:
+        result = make_blueprint(seed, error_rate=error_rate)
+        if isinstance(result, Rejected):
+            out.rejected[result.filter] = out.rejected.get(result.filter, 0) + 1
+            out.checks[result.check] = out.checks.get(result.check, 0) + 1
+        else:
+            out.blueprints.append(result)
+    out.seconds = time.perf_counter() - started
+    return out
