@@ -314,28 +314,52 @@ _JSON_TYPES: Mapping[str, Callable[[Any], bool]] = MappingProxyType(
 )
 
 
-def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None = None) -> Result:
-    """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
+class ToolCallError(Exception):
+    """A tool call that cannot run as given: an unknown tool, or arguments that do not fit."""
 
-    Unknown tools and arguments that do not fit the tool's schema give an error result.
-    """
-    if not isinstance(name, str) or name not in _PARAMETERS:
-        return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}")
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.result = error(code, message)
+
+
+def tool_arguments(
+    name: Any, arguments: Any, parameters: Mapping[str, Mapping[str, Any]] = _PARAMETERS
+) -> dict[str, Any]:
+    """The arguments of a call to the tool `name` (a dict, or its JSON text as LLMs give it),
+    checked against its schema in `parameters` (the tools on offer); ToolCallError if they do
+    not fit or there is no such tool."""
+    if not isinstance(name, str) or name not in parameters:
+        raise ToolCallError(
+            "unknown_tool", f"No tool {name!r}; the tools are: {', '.join(parameters)}"
+        )
     if arguments is None:
         arguments = {}
     elif isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except (json.JSONDecodeError, RecursionError) as err:
-            return error("invalid_arguments", f"{name}: the arguments are not JSON: {err}")
+            raise ToolCallError(
+                "invalid_arguments", f"{name}: the arguments are not JSON: {err}"
+            ) from None
     if not isinstance(arguments, Mapping):
-        return error(
+        raise ToolCallError(
             "invalid_arguments",
             f"{name}: the arguments must be an object, got {type(arguments).__name__}",
         )
-    if (problem := argument_mismatch(arguments, _PARAMETERS[name], "")) is not None:
-        return error("invalid_arguments", f"{name}: {problem}")
-    kwargs = dict(arguments)
+    if (problem := argument_mismatch(arguments, parameters[name], "")) is not None:
+        raise ToolCallError("invalid_arguments", f"{name}: {problem}")
+    return dict(arguments)
+
+
+def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None = None) -> Result:
+    """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
+
+    Unknown tools and arguments that do not fit the tool's schema give an error result.
+    """
+    try:
+        kwargs = tool_arguments(name, arguments)
+    except ToolCallError as err:
+        return err.result
     if name == "list_entities":
         return list_entities(home, **kwargs)
     if name == "get_state":

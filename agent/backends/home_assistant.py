@@ -9,7 +9,6 @@ reprs and error messages.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
@@ -27,8 +26,15 @@ from twin.errors import (
 )
 from twin.home import Home
 from twin.registry import Area, Device, EntityEntry
-from twin.tools import KEY_ATTRIBUTES, TOOL_SCHEMAS, describe, error, jsonable
-from twin.tools import argument_mismatch as mismatch
+from twin.tools import (
+    KEY_ATTRIBUTES,
+    TOOL_SCHEMAS,
+    ToolCallError,
+    describe,
+    error,
+    jsonable,
+    tool_arguments,
+)
 from twin.validation import valid_entity_id
 
 from . import AreaLayout, FloorLayout, Result
@@ -307,22 +313,10 @@ async def run_tool_on(
     """Run one tool call on `tools`, with the twin's checks of the name and the arguments (a
     dict, or its JSON text as LLMs give it) against `schemas`, the tools offered."""
     parameters = {s["function"]["name"]: s["function"]["parameters"] for s in schemas}
-    if name not in parameters:
-        return error("unknown_tool", f"No tool {name!r}; the tools are: {', '.join(parameters)}")
-    if arguments is None:
-        arguments = {}
-    elif isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as err:
-            return error("invalid_arguments", f"{name}: the arguments are not JSON: {err}")
-    if not isinstance(arguments, Mapping):
-        return error(
-            "invalid_arguments",
-            f"{name}: the arguments must be an object, got {type(arguments).__name__}",
-        )
-    if (problem := mismatch(arguments, parameters[name], "")) is not None:
-        return error("invalid_arguments", f"{name}: {problem}")
+    try:
+        arguments = tool_arguments(name, arguments, parameters)
+    except ToolCallError as err:
+        return err.result
     if name == "list_entities":
         return await tools.list_entities(**arguments)
     if name == "get_state":
