@@ -137,7 +137,7 @@ async def run_episode(
             raise TypeError("Task conditions are checked on a twin home; use a TwinBackend")
         verifier = Verifier(backend.home, conditions)
     prompt = await system_prompt(backend, memory=memory, scene=scene, max_chars=max_prompt_chars)
-    run = _Run(policy, backend, verifier, limits, on_message)
+    run = EpisodeRun(policy, backend, verifier, limits, on_message)
     run.trajectory.conditions = list(conditions)
     run.trajectory.messages.append({"role": "system", "content": prompt})
     if isinstance(user_turns, Iterable | AsyncIterable):
@@ -159,8 +159,9 @@ async def run_episode(
     return run.trajectory
 
 
-class _Run:
-    """One episode's state while it runs."""
+class EpisodeRun:
+    """One episode's state while it runs, one agent turn at a time: run_episode drives it, and
+    MCTS-Flow continues a stored prefix (its trajectory and latest report) with it."""
 
     def __init__(
         self,
@@ -268,7 +269,7 @@ def _tool_message(call_id: str, name: str, result: Mapping[str, Any]) -> Message
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": json.dumps(result)}
 
 
-async def _simulated(user: UserSimulator, run: _Run) -> AsyncIterable[str]:
+async def _simulated(user: UserSimulator, run: EpisodeRun) -> AsyncIterable[str]:
     """The simulated user's turns, each from the conversation and the verifier's latest view."""
     while True:
         status = run.report.conditions if run.report is not None else None

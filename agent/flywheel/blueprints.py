@@ -834,27 +834,61 @@ def _phrases() -> dict[str, Any]:
 # --- the entry points ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What the scripter proposes for a seed, before the triple filter: the user, the home, the
+    candidate, its query type, scenes and the memory lines it relies on."""
+
+    seed: int
+    profile: Profile
+    home_type: str
+    home: Home
+    candidate: Candidate
+    query_type: QueryType
+    scenes: tuple[str, ...]
+    memory: tuple[str, ...]
+
+
+def draft(
+    seed: int, *, error_rate: float = 0.2, paraphrase: Paraphrase | None = None
+) -> Draft | Rejected:
+    """The scripter's candidate for `seed` (the same seed, the same draft), unfiltered;
+    `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given."""
+    rng = random.Random(f"homeflow-blueprint-{seed}")
+    profile = make_profile(seed)
+    home_type = rng.choice(HOME_TYPES)
+    home = make_home(seed, home_type)
+    try:
+        candidate, qtype, scenes, memory = _Scripter(rng, profile, home).candidate(error_rate)
+    except _NoNeed as err:
+        return Rejected(seed, "scene", "no_need", str(err))
+    if paraphrase is not None:
+        candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
+    lines = tuple(profile.memory()) if memory else ()
+    return Draft(seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines)
+
+
 def make_blueprint(
     seed: int, *, error_rate: float = 0.2, paraphrase: Paraphrase | None = None
 ) -> Blueprint | Rejected:
     """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
     refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given."""
-    rng = random.Random(f"homeflow-blueprint-{seed}")
-    profile = make_profile(seed)
-    home_type = rng.choice(HOME_TYPES)
-    home = make_home(seed, home_type)
-    scripter = _Scripter(rng, profile, home)
-    try:
-        candidate, qtype, scenes, memory = scripter.candidate(error_rate)
-    except _NoNeed as err:
-        return Rejected(seed, "scene", "no_need", str(err))
-    if paraphrase is not None:
-        candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
-    task = triple_filter(seed, home, profile, candidate)
+    drafted = draft(seed, error_rate=error_rate, paraphrase=paraphrase)
+    if isinstance(drafted, Rejected):
+        return drafted
+    task = triple_filter(seed, drafted.home, drafted.profile, drafted.candidate)
     if isinstance(task, Rejected):
         return task
-    lines = tuple(profile.memory()) if memory else ()
-    return Blueprint(seed, profile, seed, home_type, scenes, qtype, task, lines)
+    return Blueprint(
+        seed,
+        drafted.profile,
+        seed,
+        drafted.home_type,
+        drafted.scenes,
+        drafted.query_type,
+        task,
+        drafted.memory,
+    )
 
 
 def generate(seeds: Sequence[int] | range, *, error_rate: float = 0.2) -> Generation:

@@ -7,6 +7,7 @@ import os
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from . import datasets, mcts, runner
+from .blueprints import FILTERS
 from .profiles import AGE_BANDS, Profile, age_band, make_profile
 
 
@@ -42,6 +45,194 @@ def profiles(count: int, seed: int, output: Path | None) -> None:
         partial.write_text(lines, encoding="utf-8")
         os.replace(partial, output)
         console.print(f"wrote {count} profiles to {output}")
+
+
+def _run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options every generating command shares: where, how many processes, Ray."""
+    options = [
+        click.option(
+            "-o",
+            "--output",
+            required=True,
+            type=click.Path(file_okay=False, path_type=Path),
+            help="The dataset directory; run again with it to continue an interrupted run.",
+        ),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=os.cpu_count() or 1,
+            show_default="the CPU count",
+            help="Processes to generate in (1: in this process).",
+        ),
+        click.option(
+            "--ray", is_flag=True, help="Run as Ray tasks (the cluster at RAY_ADDRESS, or local)."
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+_count = click.option("--count", type=click.IntRange(min=1), default=1000, show_default=True)
+_seed = click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
+_error_rate = click.option(
+    "--error-rate",
+    type=click.FloatRange(0, 1),
+    default=0.2,
+    show_default=True,
+    help="How often the scripter errs, for the triple filter to catch.",
+)
+
+
+@data.command()
+@_count
+@_seed
+@_error_rate
+@_run_options
+def blueprints(
+    count: int, seed: int, error_rate: float, output: Path, workers: int, ray: bool
+) -> None:
+    """Make the blueprint dataset for RL (seeds SEED .. SEED+COUNT-1): JSONL, Parquet and a
+    card in OUTPUT, with the share of candidates each filter rejected."""
+    config = {"dataset": "blueprints", "count": count, "seed": seed, "error_rate": error_rate}
+    jobs = [(str(s), s) for s in range(seed, seed + count)]
+    work = partial(datasets.blueprint_record, error_rate=error_rate)
+    outcome = _generate(output, jobs, work, config, workers, ray, "blueprints")
+    made = sum(len(record["rows"]) for record in outcome.records)
+    table = Table(title=f"{made} blueprints from {count} seeds")
+    table.add_column("filter")
+    table.add_column("rejected", justify="right")
+    for name in FILTERS:
+        rejected = sum(record["rejected"] == name for record in outcome.records)
+        table.add_row(name, _percent(rejected, count))
+    fresh = sum(len(record["rows"]) for record in outcome.fresh)
+    rate = fresh / outcome.seconds if outcome.seconds else 0.0
+    table.caption = (
+        f"{rate:.0f} blueprints/s this run ({len(outcome.fresh)} seeds in {outcome.seconds:.1f} s)"
+    )
+    Console().print(table)
+
+
+@data.command()
+@click.option(
+    "--blueprints",
+    "source",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A blueprint dataset directory (from `homeflow data blueprints`) to synthesize from.",
+)
+@click.option("--count", type=click.IntRange(min=1), help="Or make COUNT blueprints from SEED.")
+@_seed
+@_error_rate
+@click.option(
+    "--method",
+    type=click.Choice(mcts.METHODS),
+    default="mcts",
+    show_default=True,
+    help="MCTS-Flow, linear blueprint-grounded generation, or pure role-play.",
+)
+@_run_options
+def synthesize(
+    source: Path | None,
+    count: int | None,
+    seed: int,
+    error_rate: float,
+    method: str,
+    output: Path,
+    workers: int,
+    ray: bool,
+) -> None:
+    """Synthesize verified dialogues from blueprints into an SFT dataset in OUTPUT: Hugging
+    Face chat rows (messages with tool calls and results, tools) as JSONL and Parquet, for TRL's
+    SFTTrainer, with a card."""
+    if (source is None) == (count is None):
+        raise click.UsageError("Give exactly one of --blueprints DIR and --count N")
+    config: dict[str, Any] = {"dataset": "trajectories", "method": method}
+    if source is not None:
+        try:
+            rows = datasets.read_rows(datasets.dataset_file(source))
+            jobs = [(str(row["seed"]), row["blueprint"]) for row in rows]
+        except (datasets.DatasetError, KeyError) as err:
+            message = f"not a blueprint dataset: {err}"
+            raise click.BadParameter(message, param_hint="--blueprints") from err
+        config["blueprints"] = str(source.resolve())
+    else:
+        assert count is not None
+        jobs = [(str(s), s) for s in range(seed, seed + count)]
+        config |= {"count": count, "seed": seed, "error_rate": error_rate}
+    work = partial(datasets.synthesis_record, method=method, error_rate=error_rate)
+    outcome = _generate(output, jobs, work, config, workers, ray, "trajectories")
+    made = sum(len(record["rows"]) for record in outcome.records)
+    Console().print(
+        f"{made} verified trajectories from {len(jobs)} blueprints ({method}), "
+        f"{len(outcome.fresh)} synthesized this run in {outcome.seconds:.1f} s"
+    )
+
+
+@data.command()
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def stats(directory: Path) -> None:
+    """Show what a dataset DIRECTORY holds: rows, blueprints, methods, query types, domains,
+    tool calls per trajectory, and how the run's seeds ended."""
+    try:
+        rows = datasets.read_rows(datasets.dataset_file(directory))
+    except datasets.DatasetError as err:
+        raise click.BadParameter(str(err), param_hint="DIRECTORY") from err
+    console = Console()
+    for section in datasets.summarise(rows, runner.read_records(directory)):
+        table = Table(title=section.title)
+        table.add_column("")
+        table.add_column("count", justify="right")
+        for label, value in section.rows:
+            table.add_row(label, value)
+        console.print(table)
+
+
+def _generate(
+    output: Path,
+    jobs: list[tuple[str, Any]],
+    work: runner.Work,
+    config: dict[str, Any],
+    workers: int,
+    ray: bool,
+    name: str,
+) -> runner.Outcome:
+    """Run (or continue) the generation in `output`; once every job is done, write the dataset
+    and its card. An interrupted run exits with 130 and says how to continue."""
+    try:
+        outcome = runner.run(output, jobs, work, config, workers=workers, ray=ray, description=name)
+    except runner.RunError as err:
+        raise click.ClickException(str(err)) from err
+    if not outcome.complete:
+        click.echo(
+            f"Stopped with {len(outcome.records)} of {len(jobs)} done (all kept); "
+            "run the same command again to continue.",
+            err=True,
+        )
+        raise SystemExit(130)
+    records = sorted(outcome.records, key=lambda record: record["seed"])
+    rows = [row for record in records for row in record["rows"]]
+    files = datasets.write_dataset(output, name, rows)
+    about = ABOUT[name].format(**config)
+    text = datasets.card(f"HomeFlow {name}", files, datasets.summarise(rows, records), about)
+    (output / "README.md").write_text(text, encoding="utf-8")
+    Console().print(f"wrote {len(rows)} rows to {', '.join(str(f) for f in files)} and a card")
+    return outcome
+
+
+ABOUT = {
+    "blueprints": (
+        "Blueprints for step-wise RL in the HomeFlow twin, {count} seeds from {seed} "
+        "(scripter error rate {error_rate}): each row's `blueprint` column is the JSON of a "
+        "`agent.flywheel.blueprints.Blueprint` (profile, home, scenes, query type, the task's "
+        "turns and intents); the other columns place it."
+    ),
+    "trajectories": (
+        "Verified multi-turn tool-calling dialogues ({method}) in the Hugging Face chat format, "
+        "for TRL's SFTTrainer: `messages` (system, user, assistant with `tool_calls` whose "
+        "`arguments` are JSON text, tool results), `tools` (JSON text of the tool schemas), and "
+        "metadata. Every dialogue was executed in the twin and met its goal conditions."
+    ),
+}
 
 
 def spread_tables(profiles: Sequence[Profile]) -> list[Table]:

@@ -189,7 +189,7 @@ class _Call:
 
 
 @dataclass(slots=True)
-class _Seen:
+class Seen:
     """What the conversation tells: tool calls and results, names and areas, the user's answer."""
 
     calls: list[_Call] = field(default_factory=list)
@@ -198,7 +198,7 @@ class _Seen:
     answered: bool = False
 
     @classmethod
-    def read(cls, messages: Sequence[Message]) -> _Seen:
+    def read(cls, messages: Sequence[Message]) -> Seen:
         seen = cls()
         results = {
             message.get("tool_call_id"): _json(message.get("content"))
@@ -297,7 +297,7 @@ class TeacherPolicy:
 
     def next_message(self, messages: Sequence[Message]) -> AssistantMessage:
         """The next message, from the conversation alone (and the seed)."""
-        seen = _Seen.read(messages)
+        seen = Seen.read(messages)
         rng = random.Random(f"teacher:{self.seed}:{len(messages)}")
         intents, style = self.task.intents, self.style
         unclear = [intent for intent in intents if intent.clarify]
@@ -330,7 +330,7 @@ class TeacherPolicy:
 
     # --- choosing the calls ----------------------------------------------------------------------
 
-    def _calls(self, seen: _Seen, calls: list[ToolCall]) -> AssistantMessage:
+    def _calls(self, seen: Seen, calls: list[ToolCall]) -> AssistantMessage:
         """One message with the calls (all, or the first when the style is one at a time),
         numbered after the conversation's calls."""
         calls = calls if self.style.batch else calls[:1]
@@ -343,7 +343,7 @@ class TeacherPolicy:
             ),
         )
 
-    def _query(self, seen: _Seen) -> ToolCall:
+    def _query(self, seen: Seen) -> ToolCall:
         """A first look at the home, by the style's query."""
         first = self.task.intents[0]
         area = seen.areas.get(first.entity_id)
@@ -369,7 +369,7 @@ class TeacherPolicy:
             and intent.data == first.data
         ]
 
-    def _to_describe(self, seen: _Seen, group: list[int]) -> list[ToolCall]:
+    def _to_describe(self, seen: Seen, group: list[int]) -> list[ToolCall]:
         """Describe calls for the group's entities, when it sets a field not set before."""
         intents = [self.task.intents[i] for i in group]
         done = {
@@ -386,7 +386,7 @@ class TeacherPolicy:
             and any((intent.domain, key) not in done for key in intent.data)
         ]
 
-    def _service_call(self, seen: _Seen, group: list[int]) -> ToolCall:
+    def _service_call(self, seen: Seen, group: list[int]) -> ToolCall:
         """The group's call: the planned mistake the first time, else the right one."""
         intents = [self.task.intents[i] for i in group]
         ids = [intent.entity_id for intent in intents]
@@ -416,7 +416,7 @@ class TeacherPolicy:
 
     # --- saying things ---------------------------------------------------------------------------
 
-    def _summary(self, seen: _Seen, active: list[int], rng: random.Random) -> str:
+    def _summary(self, seen: Seen, active: list[int], rng: random.Random) -> str:
         """A short reply: what was done, what failed, what was left alone."""
         done, failed = [], []
         for i in active:
@@ -487,7 +487,7 @@ def _holds(only_if: str | None, observed: Mapping[str, State]) -> bool:
         return False
 
 
-def _question(intent: Intent, seen: _Seen, rng: random.Random) -> str:
+def _question(intent: Intent, seen: Seen, rng: random.Random) -> str:
     slot = intent.clarify or "entity"
     templates = QUESTIONS.get(slot, QUESTIONS_ANY)
     words = FIELD_WORDS.get(slot, (slot.replace("_", " "), str))[0]
@@ -513,7 +513,7 @@ def _plain(value: Any) -> str:
     return str(value).replace("_", " ")
 
 
-def _name(seen: _Seen, entity_id: str) -> str:
+def _name(seen: Seen, entity_id: str) -> str:
     return seen.names.get(entity_id) or entity_id.partition(".")[2].replace("_", " ")
 
 

@@ -1,0 +1,274 @@
+"""Datasets from the flywheel: trajectories as Hugging Face chat rows for SFT, blueprints for RL,
+and a card that counts what they hold.
+
+A trajectory row is `{"messages": [...], "tools": "<JSON>", <metadata>}`, the conversational
+language-modelling format TRL's SFTTrainer takes as is (`assistant_only_loss` included, with a
+template that marks generations). Two choices keep one Arrow schema across rows, so JSONL and
+Parquet load alike with `datasets.load_dataset`: tool-call `arguments` are JSON text, as in the
+OpenAI format (chat templates print a string as it is and a dict with `tojson`, the same text),
+and `tools` is JSON text, which SFTTrainer parses itself (`json.loads` when it is a string).
+Every message has the same keys, role, content, tool_calls and name (None where they do not
+apply; no call ids, which only pair calls with results), so that `datasets` reads JSONL as the
+same struct as Parquet rather than as untyped JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from twin.tools import TOOL_SCHEMAS
+
+from ..episode import Trajectory
+from ..policies import Message
+from . import mcts
+from .blueprints import FILTERS, Blueprint, Rejected, make_blueprint
+
+Row = dict[str, Any]
+TOOLS_JSON = json.dumps(list(TOOL_SCHEMAS), ensure_ascii=False)
+QUERY_AXES = ("clarity", "tone", "dependency", "devices", "phenomenon", "memory")
+
+
+class DatasetError(ValueError):
+    """A dataset directory or file that cannot be read."""
+
+
+# --- rows -----------------------------------------------------------------------------------------
+
+
+def chat_messages(messages: Iterable[Message]) -> list[Message]:
+    """OpenAI-format messages as Hugging Face chat messages (see the module's docstring)."""
+    out: list[Message] = []
+    for message in messages:
+        calls = [
+            {
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": _json_text(call["function"]["arguments"]),
+                },
+            }
+            for call in message.get("tool_calls") or ()
+        ]
+        out.append(
+            {
+                "role": message["role"],
+                "content": message.get("content") or "",
+                "tool_calls": calls or None,
+                "name": message.get("name") if message["role"] == "tool" else None,
+            }
+        )
+    return out
+
+
+def blueprint_columns(blueprint: Blueprint) -> Row:
+    """The columns that place a blueprint: its seed, query type and the domains it acts on."""
+    qtype = blueprint.query_type
+    return {
+        "seed": blueprint.seed,
+        "query_type": qtype.label,
+        **{axis: getattr(qtype, axis) for axis in QUERY_AXES},
+        "domains": sorted({intent.domain for intent in blueprint.task.intents}),
+        "intents": len(blueprint.task.intents),
+        "home_type": blueprint.home_type,
+    }
+
+
+def trajectory_row(trajectory: Trajectory, blueprint: Blueprint, method: str, index: int) -> Row:
+    """One SFT row: the dialogue and tools, and where it came from."""
+    return {
+        "id": f"{blueprint.seed}-{method}-{index}",
+        "messages": chat_messages(trajectory.messages),
+        "tools": TOOLS_JSON,
+        "method": method,
+        **blueprint_columns(blueprint),
+        "reward": trajectory.reward,
+        "done": trajectory.done,
+        "turns": trajectory.turns,
+        "tool_calls": trajectory.tool_calls,
+        "tool_names": [step.name for step in trajectory.steps],
+    }
+
+
+def blueprint_row(blueprint: Blueprint) -> Row:
+    """One RL row: the whole blueprint as JSON text (Blueprint.from_json reads it back)."""
+    return {"id": f"{blueprint.seed}-blueprint", "method": "blueprint"} | {
+        **blueprint_columns(blueprint),
+        "blueprint": blueprint.to_json(),
+    }
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def write_dataset(directory: Path, name: str, rows: Sequence[Row]) -> list[Path]:
+    """Write `name`.jsonl and, where pyarrow is installed, `name`.parquet; each atomically."""
+    directory.mkdir(parents=True, exist_ok=True)
+    jsonl = directory / f"{name}.jsonl"
+    _atomic(jsonl, lambda path: path.write_text(_lines(rows), encoding="utf-8"))
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        return [jsonl]
+    parquet = directory / f"{name}.parquet"
+    _atomic(parquet, lambda path: pq.write_table(pa.Table.from_pylist(list(rows)), path))
+    return [jsonl, parquet]
+
+
+def read_rows(path: Path) -> list[Row]:
+    """The rows of a JSONL file written by `write_dataset`."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            return [json.loads(line) for line in file if line.strip()]
+    except (OSError, json.JSONDecodeError) as err:
+        raise DatasetError(f"Cannot read {path}: {err}") from err
+
+
+def dataset_file(directory: Path) -> Path:
+    """The JSONL rows file in a dataset directory."""
+    found = sorted(directory.glob("*.jsonl"))
+    if len(found) != 1:
+        raise DatasetError(
+            f"{directory} holds {len(found)} .jsonl files; expected one dataset, as written "
+            "by `homeflow data blueprints` or `homeflow data synthesize`"
+        )
+    return found[0]
+
+
+# --- the work per seed (runner.Work: module-level, JSON-able records) ------------------------
+
+
+def blueprint_record(seed: int, error_rate: float) -> dict[str, Any]:
+    """The blueprint of `seed` as a row, or which filter rejected it."""
+    blueprint = make_blueprint(seed, error_rate=error_rate)
+    if isinstance(blueprint, Rejected):
+        return {"seed": seed, "rows": [], "rejected": blueprint.filter, "check": blueprint.check}
+    return {"seed": seed, "rows": [blueprint_row(blueprint)], "rejected": None}
+
+
+def synthesis_record(job: int | str, method: str, error_rate: float) -> dict[str, Any]:
+    """The trajectories of one blueprint (a seed to make it from, or its JSON) by `method` of
+    agent.flywheel.mcts as rows (verified ones; role-play's one rollout with its post-hoc
+    verdict in `done`), with what they cost."""
+    if isinstance(job, str):
+        blueprint: Blueprint | Rejected = Blueprint.from_json(job)
+    else:
+        blueprint = make_blueprint(job, error_rate=error_rate)
+    if isinstance(blueprint, Rejected):
+        return {"seed": blueprint.seed, "rows": [], "rejected": blueprint.filter}
+    config = mcts.SynthesisConfig(method=method, error_rate=error_rate)
+    synthesis = mcts.synthesize_sync(blueprint, config)
+    rows = [trajectory_row(t, blueprint, method, i) for i, t in enumerate(synthesis.trajectories)]
+    costs = ("policy_calls", "user_calls", "rollouts", "prefix_reuses", "rollouts_saved")
+    cost = {name: getattr(synthesis, name) for name in (*costs, "success")}
+    return {"seed": blueprint.seed, "rows": rows, "rejected": None, **cost}
+
+
+# --- counts and the card ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table of counts: a title and (label, value) rows."""
+
+    title: str
+    rows: list[tuple[str, str]]
+
+
+def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) -> list[Section]:
+    """What a dataset holds: rows, blueprints, and their spread by method, query type, domain
+    and tool calls; with the run's `records`, the share of seeds each stage rejected."""
+    seeds = {row["seed"] for row in rows}
+    sections = [
+        Section("size", [("rows", str(len(rows))), ("blueprints", str(len(seeds)))]),
+        Section("by method", _counts(row["method"] for row in rows)),
+    ]
+    sections += [
+        Section(f"by {axis}", _counts(str(row[axis]).lower() for row in rows))
+        for axis in QUERY_AXES
+    ]
+    sections.append(Section("by query type (top 10)", _counts((r["query_type"] for r in rows), 10)))
+    domains = (d for row in rows for d in row["domains"])
+    sections.append(Section("by domain (share of rows)", _counts(domains, total=len(rows))))
+    calls = [row["tool_calls"] for row in rows if "tool_calls" in row]
+    if calls:
+        spread = [
+            ("mean", f"{statistics.mean(calls):.2f}"),
+            ("min", str(min(calls))),
+            ("median", f"{statistics.median(calls):g}"),
+            ("max", str(max(calls))),
+        ]
+        sections.append(Section("tool calls per trajectory", spread))
+    if records:
+        sections.append(Section("seeds", _outcomes(records)))
+    return sections
+
+
+def _outcomes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """How each seed ended: kept, or rejected by a filter, or not solved by the synthesis."""
+    outcome = Counter(
+        record.get("rejected") or ("kept" if record["rows"] else "no verified trajectory")
+        for record in records
+    )
+    order = ["kept", *FILTERS, "scene", "no verified trajectory"]
+    total = len(records)
+    return [("seeds", str(total))] + [
+        (name, f"{outcome[name]} ({100 * outcome[name] / total:.1f}%)")
+        for name in order
+        if name in outcome or name in FILTERS
+    ]
+
+
+def card(title: str, files: Sequence[Path], sections: Sequence[Section], about: str) -> str:
+    """A dataset card (README.md): front matter so `load_dataset(directory)` finds the data,
+    what it is and how to load it, and the counts."""
+    data = next((f for f in files if f.suffix == ".parquet"), files[0])
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: default",
+        f"  data_files: {data.name}",
+        "tags: [synthetic, tool-calling, smart-home, homeflow]",
+        "---",
+        "",
+        f"# {title}",
+        "",
+        about,
+        "",
+        "Files: " + ", ".join(f"`{f.name}`" for f in files) + ". Load with",
+        f'`datasets.load_dataset("json", data_files="{files[0].name}")` or '
+        f'`datasets.load_dataset("parquet", data_files="{data.name}")`.',
+    ]
+    for section in sections:
+        lines += ["", f"## {section.title.capitalize()}", "", "| | |", "|---|---:|"]
+        lines += [f"| {label} | {value} |" for label, value in section.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _counts(
+    values: Iterable[str], top: int | None = None, total: int | None = None
+) -> list[tuple[str, str]]:
+    counts = Counter(values)
+    total = total or sum(counts.values())
+    return [(k, f"{n} ({100 * n / total:.1f}%)") for k, n in counts.most_common(top)]
+
+
+def _json_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _lines(rows: Iterable[Row]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def _atomic(target: Path, write: Callable[[Path], object]) -> None:
+    partial = target.with_name(target.name + ".partial")
+    write(partial)
+    os.replace(partial, target)

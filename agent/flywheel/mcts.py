@@ -1,0 +1,445 @@
+"""MCTS-Flow (paper 3.3.2, 4.3.2) and the two baselines of the paper's ablation.
+
+MCTS-Flow searches a tree of dialogue prefixes for a blueprint. A node is a prefix (the messages
+so far, the twin's state as a snapshot and the verifier's view of it) whose next speaker is the
+user or the agent; a child adds one user utterance (the scripted user, with a fresh seed) or one
+whole agent turn (the policy, with a fresh seed, acting until it replies). Agent nodes get
+`k_agent` children and user nodes `k_user` (asymmetric branching, k_agent > k_user by default):
+the agent's moves are where episodes go wrong.
+
+Each iteration selects down the tree by UCT and grows one new child at the first node where the
+new child wins, then rolls out from it to the end, each step a node of the tree. An unexpanded
+slot is scored as a child with one visit at its parent's mean value, so the search deepens where
+a prefix is good and widens where it fails: a failed late turn is re-sampled from its own
+parent, and the verified prefix above it is reused, not regenerated (rollout saving). A leaf's
+value is 1 for success (every condition holds, nothing else changed) and otherwise half the
+verifier's progress (share of conditions satisfied, minus collateral changes per condition);
+it is backed up to the root. Every successful leaf is a Trajectory in run_episode's format;
+leaves with the same tool calls and utterances count once.
+
+Baselines: "linear" is one rollout down the same tree (blueprint-grounded, verified: the user
+sees the verifier's status and the leaf is checked); "roleplay" has no blueprint filter and no
+verification while generating: the scripter's raw candidate for the seed (as an LLM would write
+it, unfiltered) is played once with its fixed user turns, then the verifier judges the end state
+post hoc; a goal it cannot evaluate (an intent or condition that does not compile on the home)
+counts as a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import math
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from twin.errors import TwinError
+from twin.home import Home, Snapshot
+from twin.verifier import Report, Verifier
+
+from ..backends.twin import TwinBackend
+from ..episode import EpisodeRun, Limits, Trajectory, run_episode
+from ..policies import Policy
+from ..policies.careless import CarelessTeacher
+from ..prompt import system_prompt
+from ..task import Intent, Task, TaskError
+from .blueprints import Blueprint, Rejected, draft
+from .user import ScriptedUser
+
+METHODS = ("mcts", "linear", "roleplay")
+USER, AGENT = "user", "agent"
+# The policy for a task and a seed: each agent turn is sampled with its own seed.
+PolicyFactory = Callable[[Task, int], Policy]
+
+
+@dataclass(frozen=True)
+class SynthesisConfig:
+    """How to synthesise: the method, branching, search budget (rollouts), the UCT constant,
+    the teacher's fallibility (`careless` slips, `mistake_rate` recoverable errors), the seed,
+    the episode limits, and the scripter's error rate (for roleplay's unfiltered candidates)."""
+
+    method: str = "mcts"
+    k_user: int = 1
+    k_agent: int = 3
+    iterations: int = 8
+    c_uct: float = 1.0
+    careless: float = 0.1
+    mistake_rate: float = 0.0
+    seed: int = 0
+    limits: Limits = field(default_factory=Limits)
+    error_rate: float = 0.2
+
+    def __post_init__(self) -> None:
+        """Refuse settings that make no search."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.k_user < 1 or self.k_agent < 1 or self.iterations < 1:
+            raise ValueError("k_user, k_agent and iterations must be at least 1")
+        if self.c_uct < 0 or not 0 <= self.careless <= 1 or not 0 <= self.mistake_rate <= 1:
+            raise ValueError("c_uct must be >= 0; careless and mistake_rate 0-1")
+
+
+@dataclass
+class Synthesis:
+    """What one blueprint yielded: the trajectories (verified successes; for roleplay its one
+    rollout with the post-hoc verdict in `done`) and what they cost."""
+
+    blueprint_seed: int
+    method: str
+    trajectories: list[Trajectory] = field(default_factory=list)
+    policy_calls: int = 0
+    user_calls: int = 0
+    rollouts: int = 0
+    prefix_reuses: int = 0
+    rollouts_saved: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def verified(self) -> list[Trajectory]:
+        """The trajectories the verifier passed."""
+        return [t for t in self.trajectories if t.done]
+
+    @property
+    def success(self) -> bool:
+        """Whether at least one verified trajectory came out."""
+        return bool(self.verified)
+
+
+@dataclass(eq=False)
+class Node:
+    """A dialogue prefix; `role` speaks next. Value and visits are UCT's statistics."""
+
+    role: str
+    trajectory: Trajectory
+    snapshot: Snapshot
+    verifier: Verifier
+    report: Report
+    parent: Node | None = None
+    depth: int = 0
+    terminal: bool = False
+    success: bool = False
+    children: list[Node] = field(default_factory=list)
+    visits: int = 0
+    value: float = 0.0
+    exhausted: bool = False
+
+    @property
+    def mean(self) -> float:
+        return self.value / self.visits if self.visits else 0.0
+
+
+def uct(mean: float, visits: int, parent_visits: int, c: float) -> float:
+    """UCT: mean value plus c * sqrt(ln N(parent) / N(child)); unvisited comes first."""
+    if visits == 0:
+        return math.inf
+    return mean + c * math.sqrt(math.log(max(parent_visits, 1)) / visits)
+
+
+def select(root: Node, width: Callable[[Node], int], c: float) -> Node:
+    """The node to grow a child under: down the tree by UCT, where an unexpanded slot scores as
+    a child with one visit at its node's mean; on ties the existing child (deeper reuse) wins."""
+    node = root
+    while True:
+        options = [
+            (uct(child.mean, child.visits, node.visits, c), 1, child)
+            for child in node.children
+            if not child.exhausted
+        ]
+        if len(node.children) < width(node):
+            options.append((uct(node.mean, 1, node.visits, c), 0, node))
+        best = max(options, key=lambda option: option[:2])[2]
+        if best is node:
+            return node
+        node = best
+
+
+def progress(report: Report) -> float:
+    """The verifier's progress: share of conditions satisfied minus collateral per condition."""
+    count = max(1, len(report.conditions))
+    satisfied = sum(status.satisfied for status in report.conditions)
+    return max(0.0, (satisfied - len(report.collateral)) / count)
+
+
+class Search:
+    """One blueprint's tree (`root`, once run) and its counters (`out`)."""
+
+    def __init__(
+        self, blueprint: Blueprint, config: SynthesisConfig, policy: PolicyFactory | None = None
+    ) -> None:
+        self.blueprint = blueprint
+        self.config = config
+        self.policy = policy or _teacher(config)
+        self.home = blueprint.home()
+        self.backend = TwinBackend(self.home)
+        self.out = Synthesis(blueprint.seed, config.method)
+        self.root: Node | None = None
+        self._ids = 0
+        self._keys: set[str] = set()
+
+    async def run(self, iterations: int) -> Synthesis:
+        started = time.perf_counter()
+        root = self.root = await self._root()
+        for _ in range(iterations):
+            if root.exhausted:
+                break
+            node = select(root, self._width, self.config.c_uct)
+            self.out.prefix_reuses += node.depth
+            leaf = await self._expand(node)
+            while not leaf.terminal:
+                leaf = await self._expand(leaf)
+            self._backup(leaf)
+        # Leaves' own calls counted in _backup, less what was spent: the calls reuse saved.
+        self.out.rollouts_saved -= self.out.policy_calls
+        self.out.wall_s = time.perf_counter() - started
+        return self.out
+
+    async def _root(self) -> Node:
+        conditions = self.blueprint.task.conditions(self.home)
+        verifier = Verifier(self.home, conditions)
+        report = verifier.step(self.home)
+        scene = self.blueprint.scenes[0] if self.blueprint.scenes else None
+        prompt = await system_prompt(self.backend, memory=self.blueprint.memory, scene=scene)
+        trajectory = Trajectory(
+            messages=[{"role": "system", "content": prompt}], conditions=list(conditions)
+        )
+        return Node(USER, trajectory, self.home.snapshot(), verifier, report)
+
+    def _width(self, node: Node) -> int:
+        """k_agent or k_user; one closing line once the task is done (its wording adds nothing)."""
+        if node.terminal:
+            return 0
+        if node.role == AGENT:
+            return self.config.k_agent
+        return 1 if node.trajectory.done else self.config.k_user
+
+    def _seed(self, node: Node) -> int:
+        self._ids += 1
+        text = f"{self.config.seed}:{self.blueprint.seed}:{self._ids}:{len(node.children)}"
+        return zlib.crc32(text.encode())
+
+    async def _expand(self, node: Node) -> Node:
+        """A new child of `node`: the next user utterance or agent turn, from a fresh seed."""
+        started = time.perf_counter()
+        seed = self._seed(node)
+        self.home.restore(node.snapshot)
+        trajectory = replace(
+            node.trajectory,
+            messages=list(node.trajectory.messages),
+            steps=list(node.trajectory.steps),
+        )
+        verifier, report = copy.copy(node.verifier), node.report
+        role = AGENT if node.role == USER else USER
+        terminal = success = False
+        if node.role == USER:
+            if trajectory.turns >= self.config.limits.max_turns and not trajectory.done:
+                trajectory.end_reason, terminal = "max_turns", True
+            else:
+                user = ScriptedUser(self.blueprint.task, seed, home=self.home)
+                utterance = user.reply(trajectory.messages, report.conditions)
+                self.out.user_calls += 1
+                terminal = utterance is None or trajectory.done
+                if utterance is not None:
+                    trajectory.messages.append({"role": "user", "content": utterance})
+                    trajectory.turns += 0 if terminal else 1
+                success = trajectory.done and not report.collateral
+        else:
+            run = EpisodeRun(
+                self.policy(self.blueprint.task, seed), self.backend, verifier, self.config.limits
+            )
+            run.trajectory, run.report = trajectory, report
+            before = trajectory.policy_calls
+            terminal = not await run.agent_turn()
+            self.out.policy_calls += trajectory.policy_calls - before
+            report = run.report or report
+        trajectory.wall_s += time.perf_counter() - started
+        child = Node(
+            role,
+            trajectory,
+            self.home.snapshot(),
+            verifier,
+            report,
+            parent=node,
+            depth=node.depth + 1,
+            terminal=terminal,
+            success=success,
+        )
+        node.children.append(child)
+        return child
+
+    def _backup(self, leaf: Node) -> None:
+        """Count the rollout, keep a new success, and back its value up to the root."""
+        self.out.rollouts += 1
+        self.out.rollouts_saved += leaf.trajectory.policy_calls
+        if leaf.success and (key := _key(leaf.trajectory)) not in self._keys:
+            self._keys.add(key)
+            self.out.trajectories.append(leaf.trajectory)
+        value = 1.0 if leaf.success else 0.5 * progress(leaf.report)
+        node: Node | None = leaf
+        while node is not None:
+            node.visits += 1
+            node.value += value
+            node.exhausted = node.terminal or (
+                len(node.children) >= self._width(node)
+                and all(child.exhausted for child in node.children)
+            )
+            node = node.parent
+
+
+async def synthesize(
+    blueprint: Blueprint, config: SynthesisConfig, policy: PolicyFactory | None = None
+) -> Synthesis:
+    """Trajectories for `blueprint` by `config.method`; `policy(task, seed)` makes the agent
+    (by default the scripted teacher with `config.careless` slips)."""
+    if config.method == "roleplay":
+        return await roleplay(blueprint.seed, config, policy)
+    search = Search(blueprint, config, policy)
+    return await search.run(config.iterations if config.method == "mcts" else 1)
+
+
+def synthesize_sync(
+    blueprint: Blueprint, config: SynthesisConfig, policy: PolicyFactory | None = None
+) -> Synthesis:
+    """`synthesize`, for code without an event loop (such as a process pool's worker)."""
+    return asyncio.run(synthesize(blueprint, config, policy))
+
+
+async def roleplay(
+    seed: int, config: SynthesisConfig, policy: PolicyFactory | None = None
+) -> Synthesis:
+    """Pure role-play for a blueprint seed: the scripter's raw candidate (not filtered), played
+    once with its fixed turns and no verifier, then judged post hoc (uncheckable = failure)."""
+    started = time.perf_counter()
+    out = Synthesis(seed, "roleplay")
+    drawn = raw_candidate(seed, config.error_rate)
+    if drawn is None:
+        return out
+    home, turns, raw, memory, scene = drawn
+    intents = _compiling(raw)
+    try:
+        task = Task(turns, tuple(intents))
+    except TaskError:
+        return out
+    verifier = None
+    if len(intents) == len(raw):
+        try:
+            verifier = Verifier(home, task.conditions(home))
+        except TwinError:
+            verifier = None
+    factory = policy or _teacher(config)
+    trajectory = await run_episode(
+        factory(task, zlib.crc32(f"{config.seed}:{seed}:roleplay".encode())),
+        TwinBackend(home),
+        task.turns,
+        limits=config.limits,
+        memory=memory,
+        scene=scene,
+    )
+    trajectory.done = False
+    if verifier is not None:
+        report = verifier.step(home)
+        trajectory.conditions = [c.text for c in verifier.conditions]
+        trajectory.done = report.done and not report.collateral
+    out.trajectories.append(trajectory)
+    out.policy_calls, out.user_calls, out.rollouts = trajectory.policy_calls, trajectory.turns, 1
+    out.wall_s = time.perf_counter() - started
+    return out
+
+
+def raw_candidate(
+    seed: int, error_rate: float
+) -> tuple[Home, tuple[str, ...], tuple[dict[str, Any], ...], tuple[str, ...], str | None] | None:
+    """The scripter's candidate for `seed` before the triple filter (what make_blueprint draws):
+    its home, turns, raw intents, memory lines and scene; None when the home needs nothing."""
+    drafted = draft(seed, error_rate=error_rate)
+    if isinstance(drafted, Rejected):
+        return None
+    intents = tuple(dict(item) for item in drafted.candidate.intents)
+    scene = drafted.scenes[0] if drafted.scenes else None
+    return drafted.home, drafted.candidate.turns, intents, drafted.memory, scene
+
+
+def _compiling(raw: Iterable[dict[str, Any]]) -> list[Intent]:
+    out = []
+    for item in raw:
+        try:
+            out.append(Intent(**item))
+        except (TaskError, TwinError, TypeError):
+            continue
+    return out
+
+
+def _teacher(config: SynthesisConfig) -> PolicyFactory:
+    def make(task: Task, seed: int) -> Policy:
+        return CarelessTeacher(task, seed, config.careless, config.mistake_rate)
+
+    return make
+
+
+def _key(trajectory: Trajectory) -> str:
+    """What makes two trajectories the same: their tool calls and utterances."""
+    return json.dumps([tool_sequence(trajectory), utterances(trajectory)], sort_keys=True)
+
+
+def tool_sequence(trajectory: Trajectory) -> list[list[Any]]:
+    """The tool calls in order, with their arguments."""
+    return [[step.name, step.arguments] for step in trajectory.steps]
+
+
+def utterances(trajectory: Trajectory) -> list[str]:
+    """What the user said, in order."""
+    return [str(m.get("content")) for m in trajectory.messages if m.get("role") == "user"]
+
+
+# --- the summary --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One method over many blueprints. Diversity counts are means over all its blueprints (a
+    blueprint with no verified trajectory counts 0)."""
+
+    method: str
+    blueprints: int
+    success_rate: float
+    trajectories: int
+    policy_calls: int
+    trajectories_per_call: float
+    tool_sequences_per_blueprint: float
+    utterances_per_blueprint: float
+    prefix_reuses: int
+    rollouts_saved: int
+    wall_s: float
+
+
+def summarise(syntheses: Sequence[Synthesis]) -> dict[str, MethodSummary]:
+    """Per method: generation success rate, verified trajectories per policy call, diversity."""
+    by_method: dict[str, list[Synthesis]] = {}
+    for synthesis in syntheses:
+        by_method.setdefault(synthesis.method, []).append(synthesis)
+    out = {}
+    for method, group in by_method.items():
+        count = len(group)
+        verified = sum(len(s.verified) for s in group)
+        calls = sum(s.policy_calls for s in group)
+        sequences = sum(
+            len({json.dumps(tool_sequence(t), sort_keys=True) for t in s.verified}) for s in group
+        )
+        said = sum(len({u for t in s.verified for u in utterances(t)}) for s in group)
+        out[method] = MethodSummary(
+            method,
+            count,
+            sum(s.success for s in group) / count,
+            verified,
+            calls,
+            verified / calls if calls else 0.0,
+            sequences / count,
+            said / count,
+            sum(s.prefix_reuses for s in group),
+            sum(s.rollouts_saved for s in group),
+            sum(s.wall_s for s in group),
+        )
+    return out
