@@ -13,12 +13,17 @@ holds, and otherwise the entity must be left alone. The agent can only observe e
 A `Task` is the user's turns (the request, then the answers to clarifying questions) and its
 intents; `Task.conditions(home)` are the verifier's goal conditions at the task's start, and
 `Task.check(home)` proves the ground truth does the job on a copy of the home.
+
+A multi-turn task (QT4: coreference, topic switch, backtracking) also has follow-ups: what the
+user says, once the earlier requests are done, in turns 1, 2, ...; each intent's `turn` says
+when it is said. An intent said later on the same entity that sets every field an earlier one
+set supersedes it ("19 degrees... actually, make it 21"): only final goals are conditions.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -119,17 +124,24 @@ OFF_AT_ZERO = frozenset({"brightness", "brightness_pct", "percentage"})
 
 def intent_condition(domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> str:
     """The condition that holds once `domain.service` with `data` has acted on `entity_id`."""
+    return " and ".join(test for _, test in _outcomes(domain, service, entity_id, data))
+
+
+def _outcomes(
+    domain: str, service: str, entity_id: str, data: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """What the call leaves on the entity: (the state or attribute shown, its test) pairs."""
     if domain not in DOMAINS or service not in DOMAINS[domain].services:
         raise TaskError(f"{domain}.{service} is no service of the twin")
     ref = json.dumps(entity_id)
     if any(data.get(key) == 0 for key in OFF_AT_ZERO):
-        return f'state({ref}) == "off"'
+        return [(STATE, f'state({ref}) == "off"')]
     tests = []
     state_test = STATE_OUTCOMES.get((domain, service), STATE_OUTCOMES.get((None, service)))
     if state_test is not None:
-        tests.append(f"state({ref}) {state_test}")
+        tests.append((STATE, f"state({ref}) {state_test}"))
     if (fixed := FIXED_OUTCOMES.get((domain, service))) is not None:
-        tests.append(f"attr({ref}, {json.dumps(fixed[0])}) == {_literal(fixed[1])}")
+        tests.append((fixed[0], f"attr({ref}, {json.dumps(fixed[0])}) == {_literal(fixed[1])}"))
     for key, value in data.items():
         if key in IGNORED_FIELDS:
             continue
@@ -144,13 +156,13 @@ def intent_condition(domain: str, service: str, entity_id: str, data: Mapping[st
                 f"use absolute fields such as {', '.join(sorted(SAME_NAME_FIELDS)[:4])}"
             )
         reader = f"state({ref})" if shown == STATE else f"attr({ref}, {json.dumps(shown)})"
-        tests.append(f"{reader} == {_literal(value)}")
+        tests.append((shown, f"{reader} == {_literal(value)}"))
     if not tests:
         raise TaskError(
             f"{domain}.{service} has no outcome a condition can state (it is relative or "
             "leaves no trace); use a service that sets a state or an attribute"
         )
-    return " and ".join(tests)
+    return tests
 
 
 def _literal(value: Any) -> str:
@@ -171,11 +183,14 @@ class Intent:
     data: Mapping[str, Any] = field(default_factory=dict)
     clarify: str | None = None
     only_if: str | None = None
+    turn: int = 0
 
     def __post_init__(self) -> None:
         """Refuse intents whose outcome cannot be checked or whose guard cannot be observed."""
         if self.entity_id.partition(".")[0] != self.domain:
             raise TaskError(f"{self.entity_id} is not a {self.domain} entity")
+        if isinstance(self.turn, bool) or not isinstance(self.turn, int) or self.turn < 0:
+            raise TaskError(f"turn must be a user turn number (0, 1, ...), got {self.turn!r}")
         object.__setattr__(self, "data", dict(self.data))
         intent_condition(self.domain, self.service, self.entity_id, self.data)
         if self.only_if is not None:
@@ -190,6 +205,22 @@ class Intent:
     def condition(self) -> str:
         """The goal condition of the call (without only_if)."""
         return intent_condition(self.domain, self.service, self.entity_id, self.data)
+
+    @property
+    def fields(self) -> frozenset[str]:
+        """The state and attributes the call's outcome sets."""
+        return frozenset(
+            shown for shown, _ in _outcomes(self.domain, self.service, self.entity_id, self.data)
+        )
+
+    def supersedes(self, other: Intent) -> bool:
+        """Whether this intent, said in a later turn, overrides `other` (backtracking): the same
+        entity, and every field `other` sets is set again."""
+        return (
+            self.turn > other.turn
+            and self.entity_id == other.entity_id
+            and self.fields >= other.fields
+        )
 
     def applies(self, home: Home) -> bool:
         """Whether only_if holds in `home` (always, without one)."""
@@ -208,44 +239,75 @@ class Intent:
             out["clarify"] = self.clarify
         if self.only_if is not None:
             out["only_if"] = self.only_if
+        if self.turn:
+            out["turn"] = self.turn
         return out
 
 
 @dataclass(frozen=True)
 class Task:
-    """What the user says (the request, then the answers to clarifying questions) and means."""
+    """What the user says (the request, then the answers to clarifying questions; and the
+    follow-ups, said once what came before is done) and means."""
 
     turns: tuple[str, ...]
     intents: tuple[Intent, ...]
+    followups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        """Refuse a task with nothing said or meant, or with too few turns for its questions."""
+        """Refuse a task with nothing said or meant, with too few turns for its questions, or
+        with a follow-up that is missing, says nothing new or cannot be told apart."""
         object.__setattr__(self, "turns", tuple(self.turns))
         object.__setattr__(self, "intents", tuple(self.intents))
+        object.__setattr__(self, "followups", tuple(self.followups))
         if not self.turns or not self.intents:
             raise TaskError("A task needs at least one user turn and one intent")
         if any(intent.clarify for intent in self.intents) and len(self.turns) < 2:
             raise TaskError("A task with a clarify intent needs a second turn: the user's answer")
+        used = {intent.turn for intent in self.intents}
+        if used != set(range(len(self.followups) + 1)):
+            raise TaskError(
+                f"Intents are said in turns {sorted(used)} but the task has the request and "
+                f"{len(self.followups)} follow-ups: each turn needs an utterance and an intent"
+            )
+        texts = [text.strip() for text in (self.turns[0], *self.followups)]
+        if len(set(texts)) != len(texts):
+            raise TaskError("Follow-ups must differ from each other and from the request")
+
+    def goals(self, upto: int | None = None) -> list[int]:
+        """The indexes of the intents said by turn `upto` (all without it) that no intent said
+        by then supersedes: what the user wants in the end."""
+        said = [i for i, intent in enumerate(self.intents) if upto is None or intent.turn <= upto]
+        return [
+            i for i in said if not any(self.intents[j].supersedes(self.intents[i]) for j in said)
+        ]
+
+    def stated(self, said: Sequence[str]) -> int:
+        """The last user turn among the user's messages `said`: 0, or n once the n-th
+        follow-up is among them (follow-ups are told apart from answers by their text)."""
+        texts = {str(text).strip() for text in said}
+        return max(
+            (n for n, text in enumerate(self.followups, 1) if text.strip() in texts), default=0
+        )
 
     def conditions(self, home: Home) -> list[str]:
-        """The goal conditions at the start (`home` now): each intent's, or for an intent
-        whose only_if does not hold, that its entity stays as it is."""
+        """The goal conditions at the start (`home` now), one per goal: the intent's, or for an
+        intent whose only_if does not hold, that its entity stays as it is."""
         return [
             intent.condition
             if intent.applies(home)
             else f"unchanged({json.dumps(intent.entity_id)})"
-            for intent in self.intents
+            for intent in (self.intents[i] for i in self.goals())
         ]
 
     def check(self, home: Home, policy: Policy = DEFAULT_POLICY) -> None:
-        """Raise TaskError unless the ground truth, carried out on a copy of `home` as `policy`
-        allows, meets every condition and changes nothing else."""
+        """Raise TaskError unless the ground truth, carried out turn by turn on a copy of `home`
+        as `policy` allows, meets every condition and changes nothing else."""
         work = home.copy()
         try:
             verifier = Verifier(work, self.conditions(work))
         except TwinError as err:
             raise TaskError(str(err)) from err
-        for intent in self.intents:
+        for intent in sorted(self.intents, key=lambda intent: intent.turn):
             if not intent.applies(home):
                 continue
             target = {"entity_id": intent.entity_id}
@@ -266,17 +328,27 @@ class Task:
 
     def to_json(self) -> str:
         """The task as JSON text."""
-        intents = [intent.to_dict() for intent in self.intents]
-        return json.dumps({"turns": list(self.turns), "intents": intents}, ensure_ascii=False)
+        data: dict[str, Any] = {
+            "turns": list(self.turns),
+            "intents": [intent.to_dict() for intent in self.intents],
+        }
+        if self.followups:
+            data["followups"] = list(self.followups)
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> Task:
         """A task from `to_json`'s text; TaskError says what is wrong with bad input."""
         try:
             raw = json.loads(text)
-            return cls(tuple(raw["turns"]), tuple(Intent(**item) for item in raw["intents"]))
+            return cls(
+                tuple(raw["turns"]),
+                tuple(Intent(**item) for item in raw["intents"]),
+                tuple(raw.get("followups", ())),
+            )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
             raise TaskError(
                 f"Not a task: {err}; expected {{'turns': [...], 'intents': [{{'domain', "
-                "'service', 'entity_id', 'data'?, 'clarify'?, 'only_if'?}]}}"
+                "'service', 'entity_id', 'data'?, 'clarify'?, 'only_if'?, 'turn'?}], "
+                "'followups'?: [...]}}"
             ) from err

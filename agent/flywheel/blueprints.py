@@ -6,9 +6,12 @@ draws a profile and a home, finds a room whose state goes against the profile (c
 user likes, too dim to read, stuffy, loud...), writes the scene from that state, picks 1-3
 intents with values from the profile and the device's ranges, and phrases the request over the
 control space (`QueryType`: clarity, dependency, devices, tone, a QT4 phenomenon, QT5 memory)
-from phrases.yaml. Like an LLM, it errs at `error_rate` (a hallucinated entity or attribute, an
-out-of-range value, a goal already met, contradictory intents, a value against the profile), so
-that the triple filter, which checks every candidate against the home itself, has real work:
+from phrases.yaml. A QT4 request takes two user turns: turn 1, said once turn 0 is done, refers
+back to turn 0's device ("now set it to 40 %"), switches to another room, or takes turn 0's
+value back ("actually, make it 21", superseding it). Like an LLM, it errs at `error_rate` (a
+hallucinated entity or attribute, an out-of-range value, a goal already met, contradictory
+intents, a value against the profile), so that the triple filter, which checks every candidate
+against the home itself, has real work:
 
 1. executability: each intent compiles (agent.task.Intent), its conditions name entities the home
    has, and its service and fields are in the entity's manual (twin.manual.describe);
@@ -188,10 +191,12 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """What the scripter proposes, before filtering: intents as plain data, and the turns."""
+    """What the scripter proposes, before filtering: intents as plain data, the turns (the
+    request and the answers) and the follow-ups (QT4)."""
 
     turns: tuple[str, ...]
     intents: tuple[Mapping[str, Any], ...]
+    followups: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -248,18 +253,19 @@ def triple_filter(seed: int, home: Home, profile: Profile, candidate: Candidate)
             if problem:
                 return reject("boundary", "range", f"{intent.entity_id} {key}={value!r}: {problem}")
         intents.append(intent)
-    for intent in intents:
-        for problem in profile_conflicts(profile, intent):
-            return reject("consistency", "profile", problem)
     try:
-        task = Task(candidate.turns, tuple(intents))
+        task = Task(candidate.turns, tuple(intents), candidate.followups)
     except TaskError as err:
         return reject("consistency", "task", str(err))
+    goals = [intents[i] for i in task.goals()]  # a value taken back is neither wrong nor done
+    for intent in goals:
+        for problem in profile_conflicts(profile, intent):
+            return reject("consistency", "profile", problem)
     start = home.snapshot().states
-    for intent in intents:
+    for intent in goals:
         if intent.applies(home) and compile_condition(intent.condition).holds(home, start):
             return reject("consistency", "already_true", f"{intent.condition} holds at the start")
-    if not any(intent.applies(home) for intent in intents):
+    if not any(intent.applies(home) for intent in goals):
         return reject("consistency", "already_true", "no intent applies at the start")
     try:
         task.check(home)
@@ -459,10 +465,14 @@ class _Scripter:
             clarity = "implicit" if first.need != "chore" else "clear"
         if clarity == "implicit" and (twins or first.need == "chore"):
             clarity = "clear"
-        phenomena = [None, None, "coreference"]
+        far = [need for need in chosen[1:] if need.room != first.room]
+        phenomena: list[str | None] = [None, None]
+        phenomena += ["coreference"] if _base(first.intent) is not None else []
         phenomena += ["backtracking"] if valued and clarity != "missing_slot" else []
-        phenomena += ["topic_switch"] if len(chosen) > 1 else []
+        phenomena += ["topic_switch"] if far else []
         phenomenon = rng.choice(phenomena) if clarity in ("clear", "missing_slot") else None
+        if phenomenon == "topic_switch":  # the other room's request comes last, in turn 1
+            chosen = [need for need in chosen if need is not far[0]] + [far[0]]
         memory = valued and clarity == "clear" and phenomenon != "backtracking"
         qtype = QueryType(
             clarity=clarity,
@@ -478,12 +488,28 @@ class _Scripter:
             qtype = replace(qtype, dependency="independent")
         else:
             intents[-1]["only_if"] = guard[0]
-        turns = self._turns(chosen, intents, qtype, guard[1] if guard else "")
+        earlier = self._earlier(intents[0], phenomenon)
+        turns, followups = self._turns(chosen, intents, qtype, guard[1] if guard else "", earlier)
+        if earlier is not None:  # said in turn 0, superseded by the intent said in turn 1
+            intents = [earlier, {**intents[0], "turn": 1}, *intents[1:]]
+        elif followups:
+            intents[-1]["turn"] = 1
         if rng.random() < error_rate:
             intents = self._err(rng.choice(ERRORS), intents)
         rooms = dict.fromkeys(n.room for n in chosen)
         scenes = tuple(self._scene(r, [n.need for n in chosen if n.room == r]) for r in rooms)
-        return Candidate(turns, tuple(intents)), qtype, scenes, qtype.memory
+        return Candidate(turns, tuple(intents), followups), qtype, scenes, qtype.memory
+
+    def _earlier(self, intent: dict[str, Any], phenomenon: str | None) -> dict[str, Any] | None:
+        """What the user asks for first and later builds on (coreference: the device switched
+        on, then set) or takes back (backtracking: another value), as a turn-0 intent."""
+        if phenomenon == "coreference":
+            return _base(intent)
+        if phenomenon == "backtracking":
+            key = _value_key(intent)
+            assert key is not None
+            return {**intent, "data": {**intent["data"], key: _nudge(key, intent["data"][key])}}
+        return None
 
     def _twins(self, entity_id: str) -> list[str]:
         """Other entities of the same domain in the same room (which make 'the light' vague)."""
@@ -543,8 +569,15 @@ class _Scripter:
     # --- words
 
     def _turns(
-        self, chosen: list[_Need], intents: list[dict[str, Any]], qtype: QueryType, guard: str
-    ) -> tuple[str, ...]:
+        self,
+        chosen: list[_Need],
+        intents: list[dict[str, Any]],
+        qtype: QueryType,
+        guard: str,
+        earlier: dict[str, Any] | None,
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The request and the answer to a clarifying question, then the follow-ups (QT4):
+        with `earlier`, the opening asks for it and a follow-up for the first intent."""
         rng, bank = self.rng, self.phrases
         first = intents[0]
         answer = None
@@ -564,7 +597,10 @@ class _Scripter:
                 answer = rng.choice(bank["answers"]["entity"]).format(
                     device=device, device_cap=_cap(device)
                 )
-            opening = self._request(first, chosen[0].room, qtype)
+            if earlier is None:
+                opening = self._request(first, chosen[0].room, qtype)
+            else:
+                opening = self._tone(self._command(earlier, chosen[0].room, "commands"), qtype.tone)
         sentences = [opening] + [
             self._tone(self._command(intent, need.room, "commands"), qtype.tone)
             for intent, need in zip(intents[1:], chosen[1:], strict=True)
@@ -581,38 +617,37 @@ class _Scripter:
                 )
                 phrase = rng.choice(bank["conditional"]).format(guard=guard, cmd=_pronoun(command))
                 sentences[last] = self._tone(phrase, qtype.tone, "clauses")
+        followups = []
         if qtype.phenomenon == "topic_switch":
-            text = rng.choice(bank["topic_switch"]).format(
-                first=sentences[0], second=_lower(" ".join(sentences[1:]))
-            )
-        else:
-            text = " ".join(sentences)
-        turns = [text] + ([answer] if answer else [])
-        return tuple(turns)
+            second = _lower(sentences.pop())
+            followups.append(rng.choice(bank["topic_switch"]).format(second=second))
+        elif qtype.phenomenon == "coreference":  # turn 0 ends on the device "it" refers to
+            sentences = sentences[1:] + sentences[:1]
+            said = self._request(first, chosen[0].room, qtype, rng.choice(bank["pronouns"]))
+            followups.append(rng.choice(bank["coreference"]).format(said=said))
+        elif qtype.phenomenon == "backtracking":
+            key = _value_key(first)
+            assert key is not None
+            device = self._device(first["entity_id"])
+            phrase = rng.choice(bank["backtracking"]).format(value=_say(first, key), device=device)
+            followups.append(_cap(phrase))
+        turns = [" ".join(sentences)] + ([answer] if answer else [])
+        return tuple(turns), tuple(followups)
 
-    def _request(self, intent: dict[str, Any], room: str, qtype: QueryType) -> str:
-        """The opening request for the first intent, as the clarity and phenomenon say."""
-        rng, bank = self.rng, self.phrases
+    def _request(
+        self, intent: dict[str, Any], room: str, qtype: QueryType, device: str | None = None
+    ) -> str:
+        """The request for the first intent, as the clarity says; `device` names it."""
+        bank = self.phrases
         if qtype.clarity == "missing_slot":
-            return self._tone(self._command(intent, room, "missing"), qtype.tone)
+            command = self._command(intent, room, "missing", device)
+            return self._tone(_pronoun(command), qtype.tone)
         if qtype.clarity == "ambiguous":
             noun = bank["nouns"].get(intent["entity_id"].partition(".")[0], "device")
             device = f"the {noun} in the {_room(room)}"
             return self._tone(self._command(intent, room, "commands", device), qtype.tone)
         kind = "memory" if qtype.memory else "commands"
-        if qtype.phenomenon == "coreference":
-            device = self._device(intent["entity_id"])
-            command = _pronoun(self._command(intent, room, kind, "it"))
-            return str(rng.choice(bank["coreference"])).format(
-                device=device, device_cap=_cap(device), cmd=command, Cmd=_cap(command)
-            )
-        if qtype.phenomenon == "backtracking":
-            key = _value_key(intent)
-            assert key is not None
-            wrong = dict(intent, data={**intent["data"], key: _nudge(intent["data"][key])})
-            said = self._tone(self._command(wrong, room, "commands"), qtype.tone)
-            return str(rng.choice(bank["backtracking"])).format(wrong=said, value=_say(intent, key))
-        return self._tone(self._command(intent, room, kind), qtype.tone)
+        return self._tone(_pronoun(self._command(intent, room, kind, device)), qtype.tone)
 
     def _command(
         self, intent: Mapping[str, Any], room: str, kind: str, device: str | None = None
@@ -681,8 +716,9 @@ class _Scripter:
         elif kind == "already_true":
             done = [i for e in sorted(home.entities) if (i := _already(home, e)) is not None]
             first = rng.choice(done) if done else first
-        elif kind == "contradiction":
+        elif kind == "contradiction":  # in the entity's last turn, where nothing supersedes it
             opposite = "turn_off" if first["service"] != "turn_off" else "turn_on"
+            turn = max(i.get("turn", 0) for i in intents if i["entity_id"] == first["entity_id"])
             return [
                 *intents,
                 {
@@ -690,6 +726,7 @@ class _Scripter:
                     "service": opposite,
                     "entity_id": first["entity_id"],
                     "data": {},
+                    "turn": turn,
                 },
             ]
         elif kind == "against_profile" and domain == "climate" and key == "temperature":
@@ -770,11 +807,26 @@ def _action(intent: Mapping[str, Any]) -> str:
     }[service]
 
 
-def _nudge(value: Any) -> Any:
-    """A value the user says first and then takes back."""
+def _nudge(key: str, value: Any) -> Any:
+    """A value the user says first and then takes back: near the right one."""
+    if key == "temperature":
+        return value + (2 if value < 20 else -2)
+    if key == "color_temp_kelvin":
+        return value + (800 if value < 4000 else -800)
     if isinstance(value, float) and value < 1:
         return round(min(1.0, value + 0.2), 2)
-    return value + 10 if value < 50 or value > 200 else value - 10
+    return value + 10 if value < 50 else value - 10
+
+
+def _base(intent: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The first step of a request said in two (coreference): the device switched on, or the
+    thermostat put in its mode, before the value; None when the intent has no such step."""
+    data = intent.get("data") or {}
+    if intent["service"] == "turn_on" and data:
+        return {**intent, "data": {}}
+    if intent["domain"] == "climate" and "hvac_mode" in data and len(data) > 1:
+        return {**intent, "service": "set_hvac_mode", "data": {"hvac_mode": data["hvac_mode"]}}
+    return None
 
 
 def _pronoun(command: str) -> str:

@@ -35,7 +35,10 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
+
+import aiohttp
 
 from twin.errors import TwinError
 from twin.home import Home, Snapshot
@@ -45,12 +48,17 @@ from ..backends.twin import TwinBackend
 from ..episode import EpisodeRun, Limits, Trajectory, run_episode
 from ..policies import Policy
 from ..policies.careless import CarelessTeacher
+from ..policies.openai import OpenAIPolicy
+from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..prompt import system_prompt
 from ..task import Intent, Task, TaskError
-from .blueprints import Blueprint, Rejected, draft
-from .user import ScriptedUser
+from .blueprints import Blueprint, Candidate, Rejected, draft
+from .user import LLMUser, ScriptedUser, UserSimulator
 
 METHODS = ("mcts", "linear", "roleplay")
+SCRIPTED = "scripted"
+# The policy kinds (agent.policies.specs) that may play the teacher, and the user.
+TEACHERS, USERS = ("local", "openai"), ("openai",)
 USER, AGENT = "user", "agent"
 # The policy for a task and a seed: each agent turn is sampled with its own seed.
 PolicyFactory = Callable[[Task, int], Policy]
@@ -60,7 +68,12 @@ PolicyFactory = Callable[[Task, int], Policy]
 class SynthesisConfig:
     """How to synthesise: the method, branching, search budget (rollouts), the UCT constant,
     the teacher's fallibility (`careless` slips, `mistake_rate` recoverable errors), the seed,
-    the episode limits, and the scripter's error rate (for roleplay's unfiltered candidates)."""
+    the episode limits, and the scripter's error rate (for roleplay's unfiltered candidates).
+
+    `teacher` is "scripted" (the careless teacher) or a policy spec, `local[:PATH]` or
+    `openai:URL#MODEL`; `user` is "scripted" or `openai:URL#MODEL` (an LLMUser; role-play keeps
+    its fixed turns). A server samples at `temperature` with each node's seed, so that the
+    children of a node are variants; a local model decodes greedily."""
 
     method: str = "mcts"
     k_user: int = 1
@@ -72,6 +85,9 @@ class SynthesisConfig:
     seed: int = 0
     limits: Limits = field(default_factory=Limits)
     error_rate: float = 0.2
+    teacher: str = SCRIPTED
+    user: str = SCRIPTED
+    temperature: float = 0.8
 
     def __post_init__(self) -> None:
         """Refuse settings that make no search."""
@@ -81,6 +97,66 @@ class SynthesisConfig:
             raise ValueError("k_user, k_agent and iterations must be at least 1")
         if self.c_uct < 0 or not 0 <= self.careless <= 1 or not 0 <= self.mistake_rate <= 1:
             raise ValueError("c_uct must be >= 0; careless and mistake_rate 0-1")
+        check_spec(self.teacher, TEACHERS)
+        check_spec(self.user, USERS)
+
+
+def check_spec(spec: str, kinds: Sequence[str]) -> str:
+    """`spec` if it is "scripted" or a well-formed spec of one of the policy `kinds`."""
+    forms = {"local": "local[:PATH]", "openai": "openai:URL#MODEL"}
+    if spec != SCRIPTED and spec.partition(":")[0] not in kinds:
+        *others, last = [SCRIPTED, *(forms[kind] for kind in kinds)]
+        raise SpecError(f"use {', '.join(others)} or {last}, got {spec!r}")
+    if spec != SCRIPTED:
+        policy_kind(spec)
+    return spec
+
+
+class Players:
+    """Who speaks at each node, from the config: the agent (the factory given, else the
+    teacher's spec) and the user. Servers share one HTTP session, which `close` closes."""
+
+    def __init__(self, config: SynthesisConfig, policy: PolicyFactory | None = None) -> None:
+        self.config = config
+        self.policy = policy
+        self._session: aiohttp.ClientSession | None = None
+
+    def agent(self, task: Task, seed: int) -> Policy:
+        """The agent for one turn (or one role-play episode), sampled by `seed`."""
+        teacher = self.config.teacher
+        if self.policy is not None:
+            return self.policy(task, seed)
+        if teacher == SCRIPTED:
+            return CarelessTeacher(task, seed, self.config.careless, self.config.mistake_rate)
+        if policy_kind(teacher) == "local":
+            return _local(teacher)
+        return self._server(teacher, seed)
+
+    def user(self, blueprint: Blueprint, seed: int, home: Home) -> UserSimulator:
+        """The user for one utterance, sampled by `seed`, reading `home` as it is."""
+        if self.config.user == SCRIPTED:
+            return ScriptedUser(blueprint.task, seed, home=home)
+        scene = blueprint.scenes[0] if blueprint.scenes else None
+        llm = self._server(self.config.user, seed)
+        return LLMUser(llm, blueprint.task, home=home, profile=blueprint.profile, scene=scene)
+
+    def _server(self, spec: str, seed: int) -> OpenAIPolicy:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        options = {"temperature": self.config.temperature, "seed": seed}
+        return openai_policy(spec, session=self._session, **options)
+
+    async def close(self) -> None:
+        """Close the servers' session, if one was opened."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+@cache
+def _local(spec: str) -> Policy:
+    """A local model, loaded once per process (it is greedy: every seed plays the same)."""
+    return parse_policy(spec)
 
 
 @dataclass
@@ -172,7 +248,7 @@ class Search:
     ) -> None:
         self.blueprint = blueprint
         self.config = config
-        self.policy = policy or _teacher(config)
+        self.players = Players(config, policy)
         self.home = blueprint.home()
         self.backend = TwinBackend(self.home)
         self.out = Synthesis(blueprint.seed, config.method)
@@ -183,15 +259,18 @@ class Search:
     async def run(self, iterations: int) -> Synthesis:
         started = time.perf_counter()
         root = self.root = await self._root()
-        for _ in range(iterations):
-            if root.exhausted:
-                break
-            node = select(root, self._width, self.config.c_uct)
-            self.out.prefix_reuses += node.depth
-            leaf = await self._expand(node)
-            while not leaf.terminal:
-                leaf = await self._expand(leaf)
-            self._backup(leaf)
+        try:
+            for _ in range(iterations):
+                if root.exhausted:
+                    break
+                node = select(root, self._width, self.config.c_uct)
+                self.out.prefix_reuses += node.depth
+                leaf = await self._expand(node)
+                while not leaf.terminal:
+                    leaf = await self._expand(leaf)
+                self._backup(leaf)
+        finally:
+            await self.players.close()
         # Leaves' own calls counted in _backup, less what was spent: the calls reuse saved.
         self.out.rollouts_saved -= self.out.policy_calls
         self.out.wall_s = time.perf_counter() - started
@@ -238,8 +317,8 @@ class Search:
             if trajectory.turns >= self.config.limits.max_turns and not trajectory.done:
                 trajectory.end_reason, terminal = "max_turns", True
             else:
-                user = ScriptedUser(self.blueprint.task, seed, home=self.home)
-                utterance = user.reply(trajectory.messages, report.conditions)
+                user = self.players.user(self.blueprint, seed, self.home)
+                utterance = await user.next_turn(trajectory.messages, report.conditions)
                 self.out.user_calls += 1
                 terminal = utterance is None or trajectory.done
                 if utterance is not None:
@@ -247,9 +326,8 @@ class Search:
                     trajectory.turns += 0 if terminal else 1
                 success = trajectory.done and not report.collateral
         else:
-            run = EpisodeRun(
-                self.policy(self.blueprint.task, seed), self.backend, verifier, self.config.limits
-            )
+            agent = self.players.agent(self.blueprint.task, seed)
+            run = EpisodeRun(agent, self.backend, verifier, self.config.limits)
             run.trajectory, run.report = trajectory, report
             before = trajectory.policy_calls
             terminal = not await run.agent_turn()
@@ -293,7 +371,7 @@ async def synthesize(
     blueprint: Blueprint, config: SynthesisConfig, policy: PolicyFactory | None = None
 ) -> Synthesis:
     """Trajectories for `blueprint` by `config.method`; `policy(task, seed)` makes the agent
-    (by default the scripted teacher with `config.careless` slips)."""
+    (by default the one `config.teacher` names)."""
     if config.method == "roleplay":
         return await roleplay(blueprint.seed, config, policy)
     search = Search(blueprint, config, policy)
@@ -317,10 +395,10 @@ async def roleplay(
     drawn = raw_candidate(seed, config.error_rate)
     if drawn is None:
         return out
-    home, turns, raw, memory, scene = drawn
+    home, candidate, raw, memory, scene = drawn
     intents = _compiling(raw)
     try:
-        task = Task(turns, tuple(intents))
+        task = Task(candidate.turns, tuple(intents), candidate.followups)
     except TaskError:
         return out
     verifier = None
@@ -329,15 +407,18 @@ async def roleplay(
             verifier = Verifier(home, task.conditions(home))
         except TwinError:
             verifier = None
-    factory = policy or _teacher(config)
-    trajectory = await run_episode(
-        factory(task, zlib.crc32(f"{config.seed}:{seed}:roleplay".encode())),
-        TwinBackend(home),
-        task.turns,
-        limits=config.limits,
-        memory=memory,
-        scene=scene,
-    )
+    players = Players(config, policy)
+    try:
+        trajectory = await run_episode(
+            players.agent(task, zlib.crc32(f"{config.seed}:{seed}:roleplay".encode())),
+            TwinBackend(home),
+            (*task.turns, *task.followups),
+            limits=config.limits,
+            memory=memory,
+            scene=scene,
+        )
+    finally:
+        await players.close()
     trajectory.done = False
     if verifier is not None:
         report = verifier.step(home)
@@ -351,15 +432,16 @@ async def roleplay(
 
 def raw_candidate(
     seed: int, error_rate: float
-) -> tuple[Home, tuple[str, ...], tuple[dict[str, Any], ...], tuple[str, ...], str | None] | None:
+) -> tuple[Home, Candidate, tuple[dict[str, Any], ...], tuple[str, ...], str | None] | None:
     """The scripter's candidate for `seed` before the triple filter (what make_blueprint draws):
-    its home, turns, raw intents, memory lines and scene; None when the home needs nothing."""
+    its home, the candidate (turns, follow-ups), raw intents, memory lines and scene; None when
+    the home needs nothing."""
     drafted = draft(seed, error_rate=error_rate)
     if isinstance(drafted, Rejected):
         return None
     intents = tuple(dict(item) for item in drafted.candidate.intents)
     scene = drafted.scenes[0] if drafted.scenes else None
-    return drafted.home, drafted.candidate.turns, intents, drafted.memory, scene
+    return drafted.home, drafted.candidate, intents, drafted.memory, scene
 
 
 def _compiling(raw: Iterable[dict[str, Any]]) -> list[Intent]:
@@ -370,13 +452,6 @@ def _compiling(raw: Iterable[dict[str, Any]]) -> list[Intent]:
         except (TaskError, TwinError, TypeError):
             continue
     return out
-
-
-def _teacher(config: SynthesisConfig) -> PolicyFactory:
-    def make(task: Task, seed: int) -> Policy:
-        return CarelessTeacher(task, seed, config.careless, config.mistake_rate)
-
-    return make
 
 
 def _key(trajectory: Trajectory) -> str:

@@ -4,13 +4,15 @@ dialogue so far and the verifier's view of the home.
 The user opens with the task's request, then, after each agent reply: answers a clarifying
 question with the hidden intent's values (the same values however often it is asked; a device
 by its name and room, never its entity id), answers what the intents do not settle without
-contradicting them, restates only the intents whose conditions still fail, and once all hold
-says a closing line such as "that's all, thanks". `ScriptedUser` does this from phrase banks,
+contradicting them, restates only the intents said so far whose conditions still fail, once
+those hold says the task's next follow-up (QT4: "make it dimmer", "actually, 21"), and once all
+hold says a closing line such as "that's all, thanks". `ScriptedUser` does this from phrase banks,
 keeping no state (any dialogue prefix can be resumed or branched, as MCTS-Flow does);
 `LLMUser` asks any OpenAI-compatible server with the paper's user-query prompt.
 
-Statuses are the verifier's, one per intent in the task's order (`Task.conditions`); None means
-nothing is known yet, so every intent counts as unfinished.
+Statuses are the verifier's, one per goal in the task's order (`Task.conditions`); None means
+nothing is known yet, so every intent counts as unfinished. An intent a later turn supersedes
+has no status of its own and never holds the user back.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ class ScriptedUser:
     async def next_turn(
         self, dialogue: Sequence[Message], status: Sequence[ConditionStatus] | None
     ) -> str | None:
-        """The request, an answer, a restatement or the closing line; then None."""
+        """The request, an answer, a restatement, a follow-up or the closing line; then None."""
         return self.reply(dialogue, status)
 
     def reply(
@@ -147,13 +149,17 @@ class ScriptedUser:
         if said[-1] in CLOSINGS:
             return None
         rng = random.Random(f"user:{self.seed}:{len(dialogue)}")
-        unfinished = [self.task.intents[i] for i in _unfinished(self.task, status)]
+        turn = self.task.stated([str(text) for text in said])
+        stated = [i for i in self.task.goals() if self.task.intents[i].turn <= turn]
+        unfinished = [self.task.intents[i] for i in _unfinished(self.task, status) if i in stated]
         if not unfinished:
+            if turn < len(self.task.followups):
+                return self.task.followups[turn]
             return rng.choice(CLOSINGS)
         question = _last_reply(dialogue)
         if "?" in question:
             return self._answer(question.lower(), unfinished, rng)
-        templates = RESTATE_MORE if len(unfinished) < len(self.task.intents) else RESTATE
+        templates = RESTATE_MORE if len(unfinished) < len(stated) else RESTATE
         request = _join([self._request(intent) for intent in unfinished])
         return rng.choice(templates).format(request=request)
 
@@ -340,15 +346,17 @@ POST_PROCESS: dict[str, Any] = {
 
 
 def _unfinished(task: Task, status: Sequence[ConditionStatus] | None) -> list[int]:
-    """The indexes of the intents whose conditions do not hold (all while nothing is known)."""
+    """The indexes of the goal intents whose conditions do not hold (all while nothing is
+    known)."""
+    goals = task.goals()
     if status is None:
-        return list(range(len(task.intents)))
-    if len(status) != len(task.intents):
+        return goals
+    if len(status) != len(goals):
         raise ValueError(
-            f"{len(status)} condition statuses for {len(task.intents)} intents; "
+            f"{len(status)} condition statuses for {len(goals)} goals; "
             "run the episode with conditions=task.conditions(home)"
         )
-    return [n for n, each in enumerate(status) if not each.satisfied]
+    return [i for i, each in zip(goals, status, strict=True) if not each.satisfied]
 
 
 def _last_reply(dialogue: Sequence[Message]) -> str:

@@ -64,15 +64,16 @@ class CarelessTeacher:
         seen = Seen.read(messages)
         calls = planned.tool_calls
         if not calls:
-            unclear = [i for i in self.task.intents if i.clarify]
-            if unclear and not seen.answered and planned.content.rstrip().endswith("?"):
+            unclear = self.teacher.unclear(seen)
+            if unclear and planned.content.rstrip().endswith("?"):
                 return _message(seen, [_guess(unclear[0], seen, rng)])
             return None
         last = _last_result(messages)
         if last.get("success") is False and calls[0].name == "call_service":
             why = last.get("error", {}).get("message", "it refused")
             return AssistantMessage(rng.choice(GIVE_UP).format(why=why))
-        guarded = [i for i in self.task.intents if i.only_if]
+        said = self.task.goals(self.task.stated(seen.said))
+        guarded = [intent for i in said if (intent := self.task.intents[i]).only_if]
         if guarded and all(call.name == "get_state" for call in calls):
             return _message(seen, [_call(guarded[0], guarded[0].entity_id)])
         if calls[0].name == "call_service":

@@ -15,6 +15,11 @@ this order, one message at a time:
    mistake (a value in the wrong unit, a state attribute's name for the field, a service that does
    not exist), which it fixes after reading the error; 6. reply with a short summary.
 
+It acts only on what the user has said so far: the intents of the turns whose follow-up is in
+the conversation (`Task.stated`), less those a later one supersedes; each follow-up starts the
+steps again from 2, and a coreference ("make it dimmer") is no riddle to a teacher that knows
+the hidden intent.
+
 The seed draws the style once (which query, ask first or not, batched calls, grouping, entity_id
 as text or list, brightness_pct or brightness) and the wording of each message.
 """
@@ -190,12 +195,12 @@ class _Call:
 
 @dataclass(slots=True)
 class Seen:
-    """What the conversation tells: tool calls and results, names and areas, the user's answer."""
+    """What the conversation tells: tool calls and results, names and areas, the user's words."""
 
     calls: list[_Call] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     areas: dict[str, str] = field(default_factory=dict)
-    answered: bool = False
+    said: list[str] = field(default_factory=list)
 
     @classmethod
     def read(cls, messages: Sequence[Message]) -> Seen:
@@ -205,17 +210,14 @@ class Seen:
             for message in messages
             if message.get("role") == "tool"
         }
-        asked = False
         for message in messages:
             role = message.get("role")
             if role == "system":
                 seen._read_prompt(str(message.get("content") or ""))
-            elif role == "user" and asked:
-                seen.answered = True
+            elif role == "user":
+                seen.said.append(str(message.get("content") or "").strip())
             elif role == "assistant":
-                calls = message.get("tool_calls") or []
-                asked = asked or not calls
-                for call in calls:
+                for call in message.get("tool_calls") or []:
                     function = call["function"]
                     seen._add(
                         _Call(
@@ -300,33 +302,45 @@ class TeacherPolicy:
         seen = Seen.read(messages)
         rng = random.Random(f"teacher:{self.seed}:{len(messages)}")
         intents, style = self.task.intents, self.style
-        unclear = [intent for intent in intents if intent.clarify]
-        if unclear and not seen.answered and (style.ask_first or seen.calls):
+        unclear = self.unclear(seen)
+        if unclear and (style.ask_first or seen.calls):
             return AssistantMessage(" ".join(_question(intent, seen, rng) for intent in unclear))
         if not seen.calls:
             return self._calls(seen, [self._query(seen)])
+        turn = self.task.stated(seen.said)
+        goals = self.task.goals(turn)
         observed = seen.observed()
         unread = [
             ToolCall("", "get_state", {"entity_id": entity_id})
             for entity_id in dict.fromkeys(
                 entity_id
-                for intent in intents
-                if intent.only_if
-                for entity_id in compile_condition(intent.only_if).entity_ids
+                for i in goals
+                if intents[i].only_if
+                for entity_id in compile_condition(str(intents[i].only_if)).entity_ids
             )
             if entity_id not in observed
         ]
         if unread:
             return self._calls(seen, unread)
-        active = [i for i, intent in enumerate(intents) if _holds(intent.only_if, observed)]
+        active = [i for i in goals if _holds(intents[i].only_if, observed)]
         pending = [i for i in active if not any(self._covers(call, i) for call in seen.services())]
         if not pending:
-            return AssistantMessage(self._summary(seen, active, rng))
+            latest = [i for i in goals if intents[i].turn == turn]
+            return AssistantMessage(self._summary(seen, latest, active, rng))
         group = self._group(pending)
         to_describe = self._to_describe(seen, group)
         if to_describe:
             return self._calls(seen, to_describe)
         return self._calls(seen, [self._service_call(seen, group)])
+
+    def unclear(self, seen: Seen) -> list[Intent]:
+        """The intents said so far with a missing slot the user has not answered yet: those of
+        the user's last turn, until they speak again."""
+        turn = self.task.stated(seen.said)
+        start = seen.said.index(self.task.followups[turn - 1].strip()) if turn else 0
+        if len(seen.said) > start + 1:
+            return []
+        return [i for i in self.task.intents if i.clarify and i.turn == turn]
 
     # --- choosing the calls ----------------------------------------------------------------------
 
@@ -416,10 +430,11 @@ class TeacherPolicy:
 
     # --- saying things ---------------------------------------------------------------------------
 
-    def _summary(self, seen: Seen, active: list[int], rng: random.Random) -> str:
-        """A short reply: what was done, what failed, what was left alone."""
+    def _summary(self, seen: Seen, latest: list[int], active: list[int], rng: random.Random) -> str:
+        """A short reply on the `latest` turn's intents: what was done, what failed, what was
+        left alone."""
         done, failed = [], []
-        for i in active:
+        for i in (i for i in latest if i in active):
             intent = self.task.intents[i]
             name = _name(seen, intent.entity_id)
             last = [call for call in seen.services() if self._covers(call, i)][-1]
@@ -430,11 +445,7 @@ class TeacherPolicy:
                 failed.append(rng.choice(FAILED).format(name=name, why=why))
         parts = [rng.choice(OPENERS).format(did=_join(done))] if done else []
         parts += [f"{text}." for text in failed]
-        skipped = [
-            _name(seen, intent.entity_id)
-            for i, intent in enumerate(self.task.intents)
-            if i not in active
-        ]
+        skipped = [_name(seen, self.task.intents[i].entity_id) for i in latest if i not in active]
         if skipped:
             parts.append(rng.choice(SKIPPED).format(names=_join(skipped)) + ".")
         return " ".join(parts)

@@ -23,6 +23,7 @@ from agent.flywheel.blueprints import (
     triple_filter,
 )
 from agent.flywheel.profiles import make_profile
+from agent.flywheel.user import ScriptedUser
 from agent.policies.teacher import TeacherPolicy
 from agent.task import Task
 from twin.home import Home
@@ -131,7 +132,11 @@ def test_query_types_cover_the_control_space_and_phrases_vary() -> None:
         unclear = [i for i in blueprint.task.intents if i.clarify]
         assert bool(unclear) == (kind.clarity in ("missing_slot", "ambiguous")), blueprint
         assert (kind.dependency == "dependent") == any(i.only_if for i in blueprint.task.intents)
-        assert (kind.devices == "multiple") == (len(blueprint.task.intents) > 1)
+        entities = {i.entity_id for i in blueprint.task.intents}
+        assert (kind.devices == "multiple") == (len(entities) > 1)
+        # QT4 takes two user turns: the request, then a follow-up with a turn-1 intent.
+        assert len(blueprint.task.followups) == (1 if kind.phenomenon else 0), blueprint
+        assert {i.turn for i in blueprint.task.intents} == set(range(1 + bool(kind.phenomenon)))
         assert bool(blueprint.memory) == kind.memory
         assert blueprint.profile.name.split()[0] in blueprint.scenes[0]
         assert "°C" in blueprint.scenes[0]
@@ -160,7 +165,7 @@ async def test_every_accepted_blueprint_is_solved_by_the_teacher() -> None:
         trajectory = await run_episode(
             TeacherPolicy(blueprint.task, blueprint.seed),
             TwinBackend(home),
-            blueprint.task.turns,
+            ScriptedUser(blueprint.task, blueprint.seed, home=home),
             conditions=blueprint.task.conditions(home),
             memory=blueprint.memory,
             scene=blueprint.scenes[0],

@@ -137,7 +137,7 @@ def test_nothing_said_until_asked_and_done_after_closing() -> None:
     closing = user.reply(dialogue, done)
     assert closing in CLOSINGS
     assert user.reply([*dialogue, {"role": "user", "content": closing}], done) is None
-    with pytest.raises(ValueError, match="2 condition statuses for 1 intents"):
+    with pytest.raises(ValueError, match="2 condition statuses for 1 goals"):
         user.reply(dialogue, done * 2)
 
 
