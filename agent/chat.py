@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from twin.cli import HOME_FILE
-from twin.domains import DOMAINS
+from twin.domains import domain_of
 from twin.errors import TwinError
 from twin.home import Home
 from twin.homefile import load_home
@@ -33,51 +32,30 @@ from .backends.home_assistant import HomeAssistantBackend, HomeAssistantError
 from .backends.twin import TwinBackend
 from .episode import Limits, run_episode
 from .policies import Message, Policy, PolicyError
+from .policies.guided import ACTION
+from .policies.specs import SpecError, parse_policy
 
 EXIT_WORDS = frozenset({"exit", "quit"})
 RESULT_CHARS = 240
 
 
-def parse_policy(spec: str, choices: Mapping[str, Sequence[str]] | None = None) -> Policy:
-    """The policy named by `local[:PATH]` or `openai:URL#MODEL` (key from OPENAI_API_KEY).
-
-    With `choices`, a local model's decoding is guided (LocalPolicy's `guided`): it replies or
-    writes a call that fits the tools, with those arguments held to those values. The default
-    model (SmolLM2-135M) gets LocalPolicy's `compact` prompt, made for small models.
-    """
-    kind, _, rest = spec.partition(":")
-    if kind == "local":
-        from .policies.local import LocalPolicy
-
-        return LocalPolicy.from_pretrained(
-            rest or None, guided=choices is not None, choices=choices, compact=not rest
-        )
-    if kind == "openai":
-        url, _, model = rest.partition("#")
-        if not url or not model:
-            raise click.BadParameter(
-                f"openai needs a server and a model, as openai:URL#MODEL, got {spec!r}",
-                param_hint="--policy",
-            )
-        from .policies.openai import OpenAIPolicy
-
-        return OpenAIPolicy(url, model, os.environ.get("OPENAI_API_KEY"))
-    raise click.BadParameter(
-        f"use local[:PATH] or openai:URL#MODEL, got {spec!r}", param_hint="--policy"
-    )
-
-
 def home_choices(home: Home) -> dict[str, list[str]]:
     """The values the home has for the tools' arguments that name something in it: entities,
-    their domains and those domains' services, areas and floors (by id)."""
+    their domains, the actions some entity offers (`light.turn_on`: guided.ACTION), areas and
+    floors (by id)."""
     entities = sorted(home.states)
     domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
-    services = {s for d in domains if d in DOMAINS for s in DOMAINS[d].services}
+    actions = {
+        f"{entry.domain}.{service.name}"
+        for entry in home.entities.values()
+        for service in domain_of(entry.domain).services.values()
+        if service.supported_by(entry)
+    }
     areas, floors = sorted(home.areas), sorted(home.floors)
     return {
         "entity_id": entities,
         "domain": domains,
-        "service": sorted(services),
+        ACTION: sorted(actions),
         "area": areas,
         "area_id": areas,
         "floor": floors,
@@ -296,7 +274,10 @@ def chat(
     console = Console(highlight=False, soft_wrap=True)
 
     def make_policy(home: Home) -> Policy:
-        return parse_policy(policy_spec, home_choices(home) if guided else None)
+        try:
+            return parse_policy(policy_spec, home_choices(home) if guided else None)
+        except SpecError as err:
+            raise click.BadParameter(str(err), param_hint="--policy") from None
 
     options: dict[str, Any] = {"max_turns": max_turns, "interactive": stdin.isatty()}
     try:

@@ -16,8 +16,11 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from ..policies import PolicyError
+from ..policies.specs import SpecError
 from . import datasets, mcts, runner
 from .blueprints import FILTERS
+from .paraphrase import LLMParaphraser
 from .profiles import AGE_BANDS, Profile, age_band, make_profile
 
 
@@ -84,25 +87,52 @@ _error_rate = click.option(
 )
 
 
+def _spec(check: Callable[[str], object]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that refuses a spec `check` raises SpecError for, saying why."""
+
+    def callback(context: click.Context, parameter: click.Parameter, value: Any) -> Any:
+        if value is not None:
+            try:
+                check(value)
+            except SpecError as err:
+                raise click.BadParameter(str(err)) from None
+        return value
+
+    return callback
+
+
 @data.command()
 @_count
 @_seed
 @_error_rate
+@click.option(
+    "--paraphrase",
+    metavar="openai:URL#MODEL",
+    callback=_spec(LLMParaphraser),
+    help="Have this server rewrite each request (a paraphrase that drops a number is rejected).",
+)
 @_run_options
 def blueprints(
-    count: int, seed: int, error_rate: float, output: Path, workers: int, ray: bool
+    count: int,
+    seed: int,
+    error_rate: float,
+    paraphrase: str | None,
+    output: Path,
+    workers: int,
+    ray: bool,
 ) -> None:
     """Make the blueprint dataset for RL (seeds SEED .. SEED+COUNT-1): JSONL, Parquet and a
     card in OUTPUT, with the share of candidates each filter rejected."""
     config = {"dataset": "blueprints", "count": count, "seed": seed, "error_rate": error_rate}
+    config |= {"paraphrase": paraphrase} if paraphrase is not None else {}
     jobs = [(str(s), s) for s in range(seed, seed + count)]
-    work = partial(datasets.blueprint_record, error_rate=error_rate)
+    work = partial(datasets.blueprint_record, error_rate=error_rate, paraphrase=paraphrase)
     outcome = _generate(output, jobs, work, config, workers, ray, "blueprints")
     made = sum(len(record["rows"]) for record in outcome.records)
     table = Table(title=f"{made} blueprints from {count} seeds")
     table.add_column("filter")
     table.add_column("rejected", justify="right")
-    for name in FILTERS:
+    for name in (["paraphrase"] if paraphrase is not None else []) + list(FILTERS):
         rejected = sum(record["rejected"] == name for record in outcome.records)
         table.add_row(name, _percent(rejected, count))
     fresh = sum(len(record["rows"]) for record in outcome.fresh)
@@ -130,6 +160,22 @@ def blueprints(
     show_default=True,
     help="MCTS-Flow, linear blueprint-grounded generation, or pure role-play.",
 )
+@click.option(
+    "--teacher",
+    default=mcts.SCRIPTED,
+    show_default=True,
+    metavar="scripted|local[:PATH]|openai:URL#MODEL",
+    callback=_spec(partial(mcts.check_spec, kinds=mcts.TEACHERS)),
+    help="The agent whose turns are sampled: the scripted teacher, a local model or a server.",
+)
+@click.option(
+    "--user",
+    default=mcts.SCRIPTED,
+    show_default=True,
+    metavar="scripted|openai:URL#MODEL",
+    callback=_spec(partial(mcts.check_spec, kinds=mcts.USERS)),
+    help="The user simulator: scripted, or a server playing the user.",
+)
 @_run_options
 def synthesize(
     source: Path | None,
@@ -137,6 +183,8 @@ def synthesize(
     seed: int,
     error_rate: float,
     method: str,
+    teacher: str,
+    user: str,
     output: Path,
     workers: int,
     ray: bool,
@@ -147,6 +195,8 @@ def synthesize(
     if (source is None) == (count is None):
         raise click.UsageError("Give exactly one of --blueprints DIR and --count N")
     config: dict[str, Any] = {"dataset": "trajectories", "method": method}
+    # Only what differs from the scripted default, so earlier runs' directories still continue.
+    config |= {k: v for k, v in (("teacher", teacher), ("user", user)) if v != mcts.SCRIPTED}
     if source is not None:
         try:
             rows = datasets.read_rows(datasets.dataset_file(source))
@@ -159,7 +209,9 @@ def synthesize(
         assert count is not None
         jobs = [(str(s), s) for s in range(seed, seed + count)]
         config |= {"count": count, "seed": seed, "error_rate": error_rate}
-    work = partial(datasets.synthesis_record, method=method, error_rate=error_rate)
+    work = partial(
+        datasets.synthesis_record, method=method, error_rate=error_rate, teacher=teacher, user=user
+    )
     outcome = _generate(output, jobs, work, config, workers, ray, "trajectories")
     made = sum(len(record["rows"]) for record in outcome.records)
     Console().print(
@@ -202,6 +254,10 @@ def _generate(
         outcome = runner.run(output, jobs, work, config, workers=workers, ray=ray, description=name)
     except runner.RunError as err:
         raise click.ClickException(str(err)) from err
+    except PolicyError as err:
+        raise click.ClickException(
+            f"{err}\nWhat finished is kept; run the same command again to continue."
+        ) from err
     if not outcome.complete:
         click.echo(
             f"Stopped with {len(outcome.records)} of {len(jobs)} done (all kept); "

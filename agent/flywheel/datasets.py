@@ -29,6 +29,7 @@ from ..episode import Trajectory
 from ..policies import Message
 from . import mcts
 from .blueprints import FILTERS, Blueprint, Rejected, make_blueprint
+from .paraphrase import LLMParaphraser, UnfaithfulParaphrase
 
 Row = dict[str, Any]
 TOOLS_JSON = json.dumps(list(TOOL_SCHEMAS), ensure_ascii=False)
@@ -145,25 +146,43 @@ def dataset_file(directory: Path) -> Path:
 # --- the work per seed (runner.Work: module-level, JSON-able records) ------------------------
 
 
-def blueprint_record(seed: int, error_rate: float) -> dict[str, Any]:
-    """The blueprint of `seed` as a row, or which filter rejected it."""
-    blueprint = make_blueprint(seed, error_rate=error_rate)
+def blueprint_record(seed: int, error_rate: float, paraphrase: str | None = None) -> dict[str, Any]:
+    """The blueprint of `seed` as a row, or which filter rejected it; with `paraphrase` (an
+    `openai:URL#MODEL` spec) the request is rewritten by that server, sampled by the seed, and
+    a paraphrase that drops a number rejects the seed as "paraphrase"."""
+    rewrite = LLMParaphraser(paraphrase, seed=seed) if paraphrase is not None else None
+    try:
+        blueprint = make_blueprint(seed, error_rate=error_rate, paraphrase=rewrite)
+    except UnfaithfulParaphrase as err:
+        return {
+            "seed": seed,
+            "rows": [],
+            "rejected": "paraphrase",
+            "check": "dropped_number",
+            "reason": str(err),
+        }
     if isinstance(blueprint, Rejected):
         return {"seed": seed, "rows": [], "rejected": blueprint.filter, "check": blueprint.check}
     return {"seed": seed, "rows": [blueprint_row(blueprint)], "rejected": None}
 
 
-def synthesis_record(job: int | str, method: str, error_rate: float) -> dict[str, Any]:
+def synthesis_record(
+    job: int | str,
+    method: str,
+    error_rate: float,
+    teacher: str = mcts.SCRIPTED,
+    user: str = mcts.SCRIPTED,
+) -> dict[str, Any]:
     """The trajectories of one blueprint (a seed to make it from, or its JSON) by `method` of
     agent.flywheel.mcts as rows (verified ones; role-play's one rollout with its post-hoc
-    verdict in `done`), with what they cost."""
+    verdict in `done`), with what they cost; `teacher` and `user` are SynthesisConfig's specs."""
     if isinstance(job, str):
         blueprint: Blueprint | Rejected = Blueprint.from_json(job)
     else:
         blueprint = make_blueprint(job, error_rate=error_rate)
     if isinstance(blueprint, Rejected):
         return {"seed": blueprint.seed, "rows": [], "rejected": blueprint.filter}
-    config = mcts.SynthesisConfig(method=method, error_rate=error_rate)
+    config = mcts.SynthesisConfig(method=method, error_rate=error_rate, teacher=teacher, user=user)
     synthesis = mcts.synthesize_sync(blueprint, config)
     rows = [trajectory_row(t, blueprint, method, i) for i, t in enumerate(synthesis.trajectories)]
     costs = ("policy_calls", "user_calls", "rollouts", "prefix_reuses", "rollouts_saved")
@@ -217,7 +236,7 @@ def _outcomes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
         record.get("rejected") or ("kept" if record["rows"] else "no verified trajectory")
         for record in records
     )
-    order = ["kept", *FILTERS, "scene", "no verified trajectory"]
+    order = ["kept", "paraphrase", *FILTERS, "scene", "no verified trajectory"]
     total = len(records)
     return [("seeds", str(total))] + [
         (name, f"{outcome[name]} ({100 * outcome[name] / total:.1f}%)")

@@ -20,6 +20,9 @@ CALL_CLOSE = "\n</tool_call>"
 REPLY = r"[^<][\s\S]*"
 
 Choices = Mapping[str, Sequence[str]]
+# The key of `choices` whose values are the actions ("light.turn_on") a call may name: a call
+# with `domain` and `service` arguments then names one of them, on that domain's entities.
+ACTION = "action"
 
 
 def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:
@@ -34,13 +37,41 @@ def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[st
                 "type": "object",
                 "properties": {
                     "name": {"const": function["name"]},
-                    "arguments": restrict(parameters, choices),
+                    "arguments": _arguments(parameters, choices),
                 },
                 "required": ["name", "arguments"],
                 "additionalProperties": False,
             }
         )
     return {"anyOf": calls}
+
+
+def _arguments(parameters: Mapping[str, Any], choices: Choices) -> dict[str, Any]:
+    """A tool's arguments as `choices` allow them; a service call's domain, service and entities
+    are chosen together (one branch per domain), so that none names another domain's."""
+    properties = parameters.get("properties") or {}
+    if ACTION not in choices or not {"domain", "service", "target"} <= properties.keys():
+        return restrict(parameters, choices)
+    by_domain: dict[str, list[str]] = {}
+    for action in choices[ACTION]:
+        domain, _, service = action.partition(".")
+        by_domain.setdefault(domain, []).append(service)
+    return {"anyOf": [_on(d, names, parameters, choices) for d, names in by_domain.items()]}
+
+
+def _on(
+    domain: str, services: Sequence[str], parameters: Mapping[str, Any], choices: Choices
+) -> dict[str, Any]:
+    """A service call's arguments on `domain` alone: one of its services, on its own entities,
+    with a target that names something (a call without one fails)."""
+    own = {**choices, "domain": [domain], "service": services}
+    if "entity_id" in choices:
+        own["entity_id"] = [e for e in choices["entity_id"] if e.partition(".")[0] == domain]
+    schema = restrict(parameters, own)
+    target = schema["properties"]["target"]
+    schema["properties"]["target"] = {**target, "type": "object", "minProperties": 1}
+    schema["required"] = [*schema.get("required", ()), "target"]
+    return schema
 
 
 def restrict(schema: Mapping[str, Any], choices: Choices) -> dict[str, Any]:

@@ -50,6 +50,7 @@ class OpenAIPolicy:
         retries: int = 3,
         backoff: float = 0.5,
         temperature: float = 0.0,
+        seed: int | None = None,
         max_tokens: int | None = None,
         session: aiohttp.ClientSession | None = None,
     ) -> None:
@@ -60,6 +61,7 @@ class OpenAIPolicy:
         self.retries = retries
         self.backoff = backoff
         self.temperature = temperature
+        self.seed = seed  # with temperature > 0, a server that honours it samples reproducibly
         self.max_tokens = max_tokens
         self._session = session
         self._owns_session = session is None
@@ -123,6 +125,8 @@ class OpenAIPolicy:
         }
         if tools:
             payload["tools"] = tools
+        if self.seed is not None:
+            payload["seed"] = self.seed
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
         return payload

@@ -15,6 +15,7 @@ from agent.backends.twin import TwinBackend
 from agent.cli import main
 from agent.episode import run_episode
 from agent.policies import AssistantMessage, PolicyError, ToolCall
+from agent.policies.guided import ACTION
 from twin.homefile import save_home
 from twin.homemaker import make_home
 
@@ -78,7 +79,8 @@ def test_a_local_model_is_guided_by_the_home_unless_told_not(
     assert free is None
     assert LIGHT in guided["entity_id"]
     assert guided["domain"][:2] == ["binary_sensor", "climate"]
-    assert {"turn_on", "set_temperature"} <= set(guided["service"])
+    assert {"light.turn_on", "climate.set_temperature"} <= set(guided[ACTION])
+    assert not [action for action in guided[ACTION] if action.startswith("sensor.")]
     assert "kitchen" in guided["area_id"]
     assert guided["area"] == guided["area_id"]
 

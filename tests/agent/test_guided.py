@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.policies.guided import call_schema
+from agent.policies.guided import ACTION, call_schema
 from agent.policies.local import LocalPolicy
 from twin.tools import TOOL_SCHEMAS, argument_mismatch
 
@@ -69,6 +69,31 @@ def test_guided_calls_fit_the_tools_and_the_entities(eager: tuple[Any, Any]) -> 
         call = message.tool_calls[0]
         assert argument_mismatch(call.arguments, parameters[call.name], "") is None
         assert all(value in CHOICES[key] for key, value in call.arguments.items())
+
+
+def test_guided_service_calls_name_an_action_on_its_own_domain(eager: tuple[Any, Any]) -> None:
+    torch.manual_seed(0)
+    actions = ["light.turn_on", "light.turn_off", "cover.open_cover", "lock.lock"]
+    entities = [*ENTITIES, "lock.door"]
+    # Every string held to a few values, so a sampled call stays short.
+    ids = {"area_id": ["kitchen"], "floor_id": ["ground"], "device_id": ["hub"]}
+    choices = {**CHOICES, **ids, "entity_id": entities, ACTION: actions}
+    tools = [s for s in TOOL_SCHEMAS if s["function"]["name"] == "call_service"]
+    policy = LocalPolicy(*eager, max_new_tokens=200, guided=True, choices=choices)
+    domains = set()
+    for temperature in (0.0, *[1.0] * 10):
+        message = policy.generate(CHAT, tools, temperature=temperature)
+        assert message.parse_errors == ()
+        assert len(message.tool_calls) == 1, message
+        arguments = message.tool_calls[0].arguments
+        domain = arguments["domain"]
+        assert f"{domain}.{arguments['service']}" in actions
+        assert arguments["target"]  # a call that names nothing fails
+        named = arguments["target"].get("entity_id", [])
+        for entity_id in [named] if isinstance(named, str) else named:
+            assert entity_id.startswith(f"{domain}.")
+        domains.add(domain)
+    assert len(domains) > 1  # the calls differ, not one branch every time
 
 
 def test_without_the_guide_the_same_model_writes_no_call(eager: tuple[Any, Any]) -> None:
