@@ -149,9 +149,7 @@ class ScriptedUser:
         if said[-1] in CLOSINGS:
             return None
         rng = random.Random(f"user:{self.seed}:{len(dialogue)}")
-        turn = self.task.stated([str(text) for text in said])
-        stated = [i for i in self.task.goals() if self.task.intents[i].turn <= turn]
-        unfinished = [self.task.intents[i] for i in _unfinished(self.task, status) if i in stated]
+        turn, stated, unfinished = _progress(self.task, dialogue, status)
         if not unfinished:
             if turn < len(self.task.followups):
                 return self.task.followups[turn]
@@ -250,9 +248,13 @@ class LLMUser:
     async def next_turn(
         self, dialogue: Sequence[Message], status: Sequence[ConditionStatus] | None
     ) -> str:
-        """The request first, then what the model writes as the user."""
+        """The request first, then what the model writes as the user; a follow-up (QT4) is
+        said word for word once the turns before it are done, as the task scripts it."""
         if not any(message.get("role") == "user" for message in dialogue):
             return self.task.turns[0]
+        turn, _, unfinished = _progress(self.task, dialogue, status)
+        if not unfinished and turn < len(self.task.followups):
+            return self.task.followups[turn]
         messages: list[Message] = [
             {"role": "system", "content": USER_PROMPT},
             {"role": "user", "content": self.context(dialogue, status)},
@@ -271,8 +273,9 @@ class LLMUser:
         )
 
     def context(self, dialogue: Sequence[Message], status: Sequence[ConditionStatus] | None) -> str:
-        """What the model knows: who the user is, the tasks, the home now, the dialogue."""
-        unfinished = _unfinished(self.task, status)
+        """What the model knows: who the user is, the tasks said so far, the home now, the
+        dialogue."""
+        _, stated, left = _progress(self.task, dialogue, status)
         lines = []
         if self.profile is not None:
             p = self.profile
@@ -280,8 +283,9 @@ class LLMUser:
         if self.scene:
             lines += ["# Scene", self.scene]
         lines.append("# Tasks (hidden from the agent)")
-        for number, intent in enumerate(self.task.intents, start=1):
-            done = "unfinished" if number - 1 in unfinished else "done"
+        for number, index in enumerate(stated, start=1):
+            intent = self.task.intents[index]
+            done = "unfinished" if intent in left else "done"
             call = json.dumps(intent.to_dict(), ensure_ascii=False)
             name = f" ({self.home.entities[intent.entity_id].name})" if self.home else ""
             lines.append(f"{number}. [{done}]{name} {call}")
@@ -291,7 +295,7 @@ class LLMUser:
                 )
         if self.home is not None:
             lines.append("# Current states")
-            for entity_id in dict.fromkeys(intent.entity_id for intent in self.task.intents):
+            for entity_id in dict.fromkeys(self.task.intents[i].entity_id for i in stated):
                 state = self.home.states[entity_id]
                 attributes = json.dumps(state.attributes, ensure_ascii=False, default=str)
                 lines.append(f"- {entity_id}: {state.state} {attributes}")
@@ -302,7 +306,7 @@ class LLMUser:
                 lines.append(f"{'User' if role == 'user' else 'Agent'}: {content}")
         lines.append(
             "Write the user's next message."
-            if unfinished
+            if left
             else "Every task is done: write the user's short closing line."
         )
         return "\n".join(lines)
@@ -343,6 +347,17 @@ POST_PROCESS: dict[str, Any] = {
         },
     },
 }
+
+
+def _progress(
+    task: Task, dialogue: Sequence[Message], status: Sequence[ConditionStatus] | None
+) -> tuple[int, list[int], list[Intent]]:
+    """The user's last turn so far, the goals said by then (indexes), and those unfinished."""
+    said = [str(m.get("content")) for m in dialogue if m.get("role") == "user"]
+    turn = task.stated(said)
+    stated = [i for i in task.goals() if task.intents[i].turn <= turn]
+    unfinished = [task.intents[i] for i in _unfinished(task, status) if i in stated]
+    return turn, stated, unfinished
 
 
 def _unfinished(task: Task, status: Sequence[ConditionStatus] | None) -> list[int]:

@@ -12,7 +12,8 @@ import pytest
 from agent.backends.twin import TwinBackend
 from agent.episode import Trajectory, run_episode
 from agent.flywheel.blueprints import PHENOMENA, Blueprint, make_blueprint
-from agent.flywheel.user import CLOSINGS, ScriptedUser
+from agent.flywheel.user import CLOSINGS, LLMUser, ScriptedUser
+from agent.policies import AssistantMessage
 from agent.policies.teacher import TeacherPolicy
 from agent.task import Intent, Task, TaskError
 from twin.home import Home
@@ -208,3 +209,32 @@ async def test_qt4_blueprints_take_two_turns_and_real_episodes_succeed(phenomeno
             assert trajectory.done, (blueprint.seed, seed, task.to_json())
             assert not trajectory.steps[-1].collateral
             assert task.followups[0] in [m.get("content") for m in trajectory.messages]
+
+
+class Recorder:
+    """A user model that records what it was told and answers with a fixed line."""
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+
+    async def act(self, messages: list[Any], tools: list[Any]) -> AssistantMessage:
+        self.told.append(messages[-1]["content"])
+        return AssistantMessage("The lamp, please.")
+
+
+async def test_the_llm_user_says_the_follow_up_as_scripted_and_knows_only_what_was_said() -> None:
+    house = home()
+    verifier = Verifier(house, TOPIC_SWITCH.conditions(house))
+    model = Recorder()
+    user = LLMUser(model, TOPIC_SWITCH, home=house)
+    dialogue: list[Any] = [
+        {"role": "user", "content": TOPIC_SWITCH.turns[0]},
+        {"role": "assistant", "content": "Which light?"},
+    ]
+    assert await user.next_turn(dialogue, verifier.step(house).conditions) == "The lamp, please."
+    assert DESK in model.told[0]
+    assert RADIATOR not in model.told[0]  # not said yet: hidden from the user model too
+    house.call_service("light", "turn_on", {}, {"entity_id": DESK})
+    follow_up = await user.next_turn(dialogue, verifier.step(house).conditions)
+    assert follow_up == TOPIC_SWITCH.followups[0]  # word for word, so the task's turn is known
+    assert len(model.told) == 1
