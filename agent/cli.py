@@ -6,6 +6,7 @@ import click
 
 from twin.cli import home
 
+from .bench.cli import bench
 from .chat import chat
 from .flywheel.cli import data
 from .serve import serve
@@ -19,16 +20,12 @@ def main() -> None:
 
 
 @main.group()
-def bench() -> None:
-    """SmartHome-Bench: generate the benchmark, run a policy on it, report and compare results."""
-
-
-@main.group()
 def train() -> None:
     """Train agents: SFT on verified trajectories, then step-wise RL in the twin."""
 
 
 main.add_command(home)
+main.add_command(bench)
 main.add_command(chat)
 main.add_command(data)
 main.add_command(watch)

@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,12 @@ from .policies import AssistantMessage, Message, Policy, ToolCall
 from .prompt import DEFAULT_MAX_CHARS, system_prompt
 
 if TYPE_CHECKING:
+    from twin.home import Home
+
     from .flywheel.user import UserSimulator
+
+# The home the verifier reads, as it is now (a mirror of Home Assistant, synced afresh).
+View = Callable[[], Awaitable["Home"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,24 +125,34 @@ async def run_episode(
     scene: str | None = None,
     max_prompt_chars: int = DEFAULT_MAX_CHARS,
     on_message: Callable[[Message], None] | None = None,
+    view: View | None = None,
 ) -> Trajectory:
     """Play the user's turns against `policy` on `backend` and record everything.
 
     A UserSimulator is asked for each turn with the conversation so far and the verifier's
     latest status; once the task is done, its next utterance (such as "that's all, thanks") is
     recorded as its last and the episode ends. Fixed turns stop as soon as the task is done.
-    Conditions need the twin backend, whose home the verifier reads. `on_message` sees each
+    Conditions need the twin backend, whose home the verifier reads, or a `view` of the home
+    the backend acts on (a mirror of Home Assistant's), read after every tool call. `on_message` sees each
     message of the agent's turns as it is added (replies, tool results, corrections), for a
     live view such as `homeflow chat`.
     """
     started = time.perf_counter()
-    verifier = None
+    verifier = start = None
     if conditions:
-        if not isinstance(backend, TwinBackend):
-            raise TypeError("Task conditions are checked on a twin home; use a TwinBackend")
-        verifier = Verifier(backend.home, conditions)
+        if view is not None:
+            start = await view()
+        elif isinstance(backend, TwinBackend):
+            start = backend.home
+        else:
+            raise TypeError(
+                "Task conditions are checked on a twin home; use a TwinBackend or a view"
+            )
+        verifier = Verifier(start, conditions)
     prompt = await system_prompt(backend, memory=memory, scene=scene, max_chars=max_prompt_chars)
-    run = EpisodeRun(policy, backend, verifier, limits, on_message)
+    run = EpisodeRun(policy, backend, verifier, limits, on_message, view)
+    if verifier is not None and start is not None:
+        run.report = verifier.step(start)
     run.trajectory.conditions = list(conditions)
     run.trajectory.messages.append({"role": "system", "content": prompt})
     if isinstance(user_turns, Iterable | AsyncIterable):
@@ -170,12 +185,14 @@ class EpisodeRun:
         verifier: Verifier | None,
         limits: Limits,
         on_message: Callable[[Message], None] | None = None,
+        view: View | None = None,
     ) -> None:
         self.policy = policy
         self.backend = backend
         self.verifier = verifier
         self.limits = limits
         self.on_message = on_message
+        self.view = view
         self.trajectory = Trajectory()
         # The verifier's latest view, for a simulated user (nothing has changed yet at the start).
         self.report = (
@@ -249,13 +266,19 @@ class EpisodeRun:
             result.get("success", True) is not False,
             latency,
         )
-        if self.verifier is not None and isinstance(self.backend, TwinBackend):
-            self.report = self.verifier.step(self.backend.home)
+        if self.verifier is not None and (home := await self._home()) is not None:
+            self.report = self.verifier.step(home)
             _record(step, self.report)
             trajectory.reward += step.reward
             trajectory.done = step.done
         trajectory.steps.append(step)
         return result
+
+    async def _home(self) -> Home | None:
+        """The home the verifier reads: the view's, else the twin backend's."""
+        if self.view is not None:
+            return await self.view()
+        return self.backend.home if isinstance(self.backend, TwinBackend) else None
 
 
 def _record(step: Step, report: Report) -> None:

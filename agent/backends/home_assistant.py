@@ -136,7 +136,7 @@ class HomeAssistantBackend:
         """POST /api/services/<domain>/<service>; the states it changed, in compact form."""
         if (mistyped := payload_error(target, data)) is not None:
             return mistyped
-        _, services = await self._request("GET", "/api/services")
+        _, services = await self.request("GET", "/api/services")
         offered = {item["domain"]: item["services"] for item in services}
         if service not in offered.get(domain, {}):
             return error(
@@ -147,7 +147,7 @@ class HomeAssistantBackend:
         registries = await self._registries()
         if (unknown := _unknown_target(body, states, registries)) is not None:
             return unknown
-        status, answer = await self._request("POST", f"/api/services/{domain}/{service}", body)
+        status, answer = await self.request("POST", f"/api/services/{domain}/{service}", body)
         if status != 200:
             return _service_error(status, answer)
         places = _areas_of(registries)
@@ -170,15 +170,16 @@ class HomeAssistantBackend:
         """GET /api/states/<entity_id>; 404 for what is no entity id (kept out of the URL)."""
         if not valid_entity_id(entity_id):
             return 404, None
-        return await self._request("GET", f"/api/states/{entity_id}")
+        return await self.request("GET", f"/api/states/{entity_id}")
 
     async def _states(self) -> list[dict[str, Any]]:
-        _, states = await self._request("GET", "/api/states")
+        _, states = await self.request("GET", "/api/states")
         result: list[dict[str, Any]] = states
         return result
 
-    async def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """One REST request: the status and the JSON answer (None when it is not JSON)."""
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """One REST request with the token: the status and the JSON answer (None when it is not
+        JSON); the tools' transport, and other clients' (the benchmark's config flows)."""
         if self._session is None:
             raise HomeAssistantError("use the backend as `async with HomeAssistantBackend(...)`")
         try:

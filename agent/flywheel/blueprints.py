@@ -105,8 +105,24 @@ FEELINGS: Mapping[str, str] = {
 Paraphrase = Callable[[str], str]
 
 
+# Seeds reserved for SmartHome-Bench (agent.bench): the flywheel never draws them, and the bench
+# draws nothing else. A blueprint's profile and home come from its seed, so they are apart too.
+BENCH_SEEDS = range(2**40, 2**41)
+
+
 class BlueprintError(ValueError):
     """Blueprint data that cannot be read back."""
+
+
+class SplitError(ValueError):
+    """A seed from the other side of the training/benchmark split."""
+
+
+def check_split(seed: int, *, bench: bool = False) -> None:
+    """Refuse a benchmark seed for training, or a training seed for the benchmark."""
+    if (seed in BENCH_SEEDS) != bench:
+        side = "the benchmark's" if bench else "training"
+        raise SplitError(f"seed {seed} is not for {side} use (bench seeds: {BENCH_SEEDS})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -902,10 +918,16 @@ class Draft:
 
 
 def draft(
-    seed: int, *, error_rate: float = 0.2, paraphrase: Paraphrase | None = None
+    seed: int,
+    *,
+    error_rate: float = 0.2,
+    paraphrase: Paraphrase | None = None,
+    bench: bool = False,
 ) -> Draft | Rejected:
     """The scripter's candidate for `seed` (the same seed, the same draft), unfiltered;
-    `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given."""
+    `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given. SplitError
+    when `seed` is on the other side of the split (`bench`: one of BENCH_SEEDS)."""
+    check_split(seed, bench=bench)
     rng = random.Random(f"homeflow-blueprint-{seed}")
     profile = make_profile(seed)
     home_type = rng.choice(HOME_TYPES)
@@ -921,11 +943,16 @@ def draft(
 
 
 def make_blueprint(
-    seed: int, *, error_rate: float = 0.2, paraphrase: Paraphrase | None = None
+    seed: int,
+    *,
+    error_rate: float = 0.2,
+    paraphrase: Paraphrase | None = None,
+    bench: bool = False,
 ) -> Blueprint | Rejected:
     """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
-    refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given."""
-    drafted = draft(seed, error_rate=error_rate, paraphrase=paraphrase)
+    refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given;
+    `bench` as for `draft`."""
+    drafted = draft(seed, error_rate=error_rate, paraphrase=paraphrase, bench=bench)
     if isinstance(drafted, Rejected):
         return drafted
     task = triple_filter(seed, drafted.home, drafted.profile, drafted.candidate)

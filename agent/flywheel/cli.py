@@ -19,7 +19,7 @@ from rich.table import Table
 from ..policies import PolicyError
 from ..policies.specs import SpecError
 from . import datasets, mcts, runner
-from .blueprints import FILTERS
+from .blueprints import FILTERS, SplitError, check_split
 from .paraphrase import LLMParaphraser
 from .profiles import AGE_BANDS, Profile, age_band, make_profile
 
@@ -250,6 +250,11 @@ def _generate(
 ) -> runner.Outcome:
     """Run (or continue) the generation in `output`; once every job is done, write the dataset
     and its card. An interrupted run exits with 130 and says how to continue."""
+    try:  # every job's key is its blueprint's seed: none may be the benchmark's
+        for key, _ in jobs:
+            check_split(int(key))
+    except SplitError as err:
+        raise click.UsageError(str(err)) from err
     try:
         outcome = runner.run(output, jobs, work, config, workers=workers, ray=ray, description=name)
     except runner.RunError as err:

@@ -1,0 +1,144 @@
+"""`homeflow bench run|report|compare`: evaluate a policy on the benchmark and show the results."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markdown import Markdown
+
+from ..episode import Limits
+from ..flywheel import runner
+from ..policies import PolicyError
+from ..policies.specs import SpecError
+from . import evaluate as bench
+from .instances import TASK_TYPES, BenchError, load_bench
+from .report import Results, ResultsError, load_results, write_report
+
+
+def _policy(context: click.Context, parameter: click.Parameter, value: str) -> str:
+    try:
+        return bench.check_policy(value)
+    except SpecError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def _types(context: click.Context, parameter: click.Parameter, value: str | None) -> list[str]:
+    if value is None:
+        return list(TASK_TYPES)
+    types = [part.strip().upper() for part in value.split(",") if part.strip()]
+    if unknown := sorted(set(types) - set(TASK_TYPES)):
+        raise click.BadParameter(f"unknown task types {unknown}; use {', '.join(TASK_TYPES)}")
+    return types
+
+
+@click.command()
+@click.argument("bench_dir", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--policy",
+    "policy",
+    required=True,
+    metavar=bench.POLICY_FORMS,
+    callback=_policy,
+    help="The scripted teacher (upper bound), a no-op (lower bound), a local model or a server.",
+)
+@click.option("--subset", type=click.IntRange(min=1), help="Only the first N of each task type.")
+@click.option("--types", callback=_types, help="Only these task types, e.g. QT1,QT3.")
+@click.option("--guided", is_flag=True, help="Hold a local model to the home's names.")
+@click.option("--max-turns", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--max-tool-calls", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=os.cpu_count() or 1,
+    show_default="the CPU count",
+    help="Processes to evaluate in (1: in this process).",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The results directory; run again with it to continue an interrupted run.",
+)
+def run(
+    bench_dir: Path,
+    policy: str,
+    subset: int | None,
+    types: list[str],
+    guided: bool,
+    max_turns: int,
+    max_tool_calls: int,
+    workers: int,
+    output: Path,
+) -> None:
+    """Run a policy on the benchmark in BENCH_DIR, on the twin, and score every instance by the
+    home's state; writes results.json, trajectories.jsonl, results.md and results.png to OUTPUT."""
+    try:
+        instances = bench.select(load_bench(bench_dir), subset, types)
+    except BenchError as err:
+        raise click.BadParameter(str(err), param_hint="BENCH_DIR") from None
+    if not instances:
+        raise click.BadParameter(f"no instances of {', '.join(types)}", param_hint="BENCH_DIR")
+    config = {"bench": str(bench_dir.resolve()), "subset": subset, "types": types}
+    limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
+    try:
+        outcome = bench.evaluate(
+            instances, output, policy, limits=limits, guided=guided, workers=workers, config=config
+        )
+    except runner.RunError as err:
+        raise click.ClickException(str(err)) from None
+    except PolicyError as err:
+        raise click.ClickException(
+            f"{err}\nWhat finished is kept; run the same command again to continue."
+        ) from None
+    if not outcome.complete:
+        click.echo(
+            f"Stopped with {len(outcome.records)} of {len(instances)} done (all kept); "
+            "run the same command again to continue.",
+            err=True,
+        )
+        raise SystemExit(130)
+    _show([load_results(bench.write_results(output))], output / "results")
+
+
+@click.command()
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+def report(results: Path) -> None:
+    """Show RESULTS (a `bench run` directory or its results.json) as a table per task type, and
+    write results.md and results.png beside it."""
+    loaded = _load([results])
+    _show(loaded, (results if results.is_dir() else results.parent) / "results")
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("comparison"),
+    show_default=True,
+    help="Write OUTPUT.md and OUTPUT.png.",
+)
+def compare(results: tuple[Path, ...], output: Path) -> None:
+    """Tabulate several RESULTS (`bench run` directories or results.json files) side by side:
+    success per task type and overall, with the costs; writes a table and a grouped bar chart."""
+    _show(_load(results), output)
+
+
+def _load(paths: tuple[Path, ...] | list[Path]) -> list[Results]:
+    try:
+        return [load_results(path) for path in paths]
+    except ResultsError as err:
+        raise click.BadParameter(str(err), param_hint="RESULTS") from None
+
+
+def _show(results: list[Results], stem: Path) -> None:
+    """Print the table and write it, with the chart, to `stem`.md and `stem`.png."""
+    text, chart = write_report(results, stem)
+    console = Console()
+    console.print(Markdown(text.read_text(encoding="utf-8")))
+    console.print(f"wrote {text} and {chart}")

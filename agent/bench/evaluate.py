@@ -1,0 +1,235 @@
+"""SmartHome-Bench's evaluator: any policy plays each instance once on the instance's twin home,
+and the home's state decides (every goal condition holds and nothing else changed), never the text.
+
+An evaluation lives in a directory kept by agent.flywheel.runner (resumable, parallel, with a
+progress bar): one record per instance, its score and its whole trajectory. `summarise` turns the
+records into success per task type and overall, with mean tool calls, output tokens, policy
+latency, and the auditor's refusals; `write_results` writes them as results.json and the
+trajectories as trajectories.jsonl, which report.py turns into tables and charts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from functools import cache, partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from twin.tools import POLICY_CODES
+
+from ..chat import home_choices
+from ..episode import Limits, Trajectory
+from ..flywheel import runner
+from ..flywheel.blueprints import Blueprint
+from ..flywheel.datasets import _atomic
+from ..policies import AssistantMessage, Message, Policy
+from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
+from ..policies.teacher import TeacherPolicy
+from .instances import BenchInstance, play, solved
+
+if TYPE_CHECKING:
+    from ..policies.local import LocalPolicy
+
+TEACHER, NOOP = "teacher", "noop"
+POLICY_FORMS = "teacher|noop|local[:PATH]|openai:URL#MODEL"
+OVERALL = "overall"
+RESULTS, TRAJECTORIES = "results.json", "trajectories.jsonl"
+Record = dict[str, Any]
+DEFAULT_LIMITS = Limits()
+
+
+class NoOpPolicy:
+    """The lower bound: replies to every turn without touching the home."""
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        """An acknowledgement, and nothing done."""
+        return AssistantMessage("Okay.")
+
+
+def check_policy(spec: str) -> str:
+    """`spec` if it names a policy the evaluator can run; SpecError says the forms otherwise."""
+    if spec not in (TEACHER, NOOP):
+        try:
+            policy_kind(spec)
+        except SpecError:
+            raise SpecError(f"use {POLICY_FORMS}, got {spec!r}") from None
+    return spec
+
+
+def make_policy(spec: str, blueprint: Blueprint, guided: bool = False) -> Policy:
+    """The policy of `spec` for one instance: the teacher knows its task (the upper bound); a
+    local model is loaded once per process and, `guided`, held to the values its home has."""
+    if spec == TEACHER:
+        return TeacherPolicy(blueprint.task, blueprint.seed)
+    if spec == NOOP:
+        return NoOpPolicy()
+    if policy_kind(spec) == "openai":
+        return openai_policy(spec)
+    local = _local(spec, guided)
+    if guided:
+        local.choices = home_choices(blueprint.home())
+    return local
+
+
+@cache
+def _local(spec: str, guided: bool) -> LocalPolicy:
+    return cast("LocalPolicy", parse_policy(spec, {} if guided else None))
+
+
+# --- one instance ---------------------------------------------------------------------------------
+
+
+def score(trajectory: Trajectory) -> Record:
+    """An episode's outcome by the home's state after its last tool call, and what it cost."""
+    collateral = list(trajectory.steps[-1].collateral) if trajectory.steps else []
+    return {
+        "success": solved(trajectory),
+        "done": trajectory.done,
+        "collateral": collateral,
+        "tool_calls": trajectory.tool_calls,
+        "output_tokens": trajectory.completion_tokens,
+        "violations": violations(trajectory.messages),
+        "latency_s": trajectory.policy_latency_s,
+        "end_reason": trajectory.end_reason,
+        "turns": trajectory.turns,
+    }
+
+
+def violations(messages: Iterable[Message]) -> int:
+    """Tool results in which the auditor refused a call (twin.tools.POLICY_CODES)."""
+    count = 0
+    for message in messages:
+        if message.get("role") != "tool":
+            continue
+        try:
+            result = json.loads(message.get("content") or "")
+        except json.JSONDecodeError:
+            continue
+        error = result.get("error") if isinstance(result, dict) else None
+        count += isinstance(error, dict) and error.get("code") in POLICY_CODES
+    return count
+
+
+def evaluate_instance(
+    job: Mapping[str, str], policy: str, max_turns: int, max_tool_calls: int, guided: bool
+) -> Record:
+    """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record."""
+    limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
+    blueprint = Blueprint.from_json(job["blueprint"])
+    agent = make_policy(policy, blueprint, guided)
+    trajectory = asyncio.run(play(blueprint, agent, limits=limits))
+    record = {"id": job["id"], "type": job["type"], **score(trajectory)}
+    return record | {"trajectory": asdict(trajectory)}
+
+
+# --- a whole run ----------------------------------------------------------------------------------
+
+
+def evaluate(
+    instances: Sequence[BenchInstance],
+    directory: Path,
+    policy: str,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    guided: bool = False,
+    workers: int | None = 1,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> runner.Outcome:
+    """Run (or continue) `policy` on `instances` in `directory`; `config` adds what defines the
+    run beyond the policy and limits (the benchmark, the subset), so that a directory holds one."""
+    check_policy(policy)
+    defined = {
+        "evaluation": "smarthome-bench",
+        "policy": policy,
+        "max_turns": limits.max_turns,
+        "max_tool_calls": limits.max_tool_calls,
+        "guided": guided,
+        **(config or {}),
+    }
+    jobs = [
+        (i.id, {"id": i.id, "type": i.task_type, "blueprint": i.blueprint.to_json()})
+        for i in instances
+    ]
+    work = partial(
+        evaluate_instance,
+        policy=policy,
+        max_turns=limits.max_turns,
+        max_tool_calls=limits.max_tool_calls,
+        guided=guided,
+    )
+    return runner.run(
+        directory, jobs, work, defined, workers=workers, progress=progress, description=policy
+    )
+
+
+def select(
+    instances: Sequence[BenchInstance],
+    subset: int | None = None,
+    types: Sequence[str] | None = None,
+) -> list[BenchInstance]:
+    """The instances of `types` (all without), and of each type only the first `subset`."""
+    chosen: list[BenchInstance] = []
+    taken: dict[str, int] = {}
+    for instance in instances:
+        kind = instance.task_type
+        if (types is None or kind in types) and (subset is None or taken.get(kind, 0) < subset):
+            chosen.append(instance)
+            taken[kind] = taken.get(kind, 0) + 1
+    return chosen
+
+
+def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per task type (sorted) and overall: instances, success rate, mean tool calls, output
+    tokens and policy seconds per instance, and auditor violations in all."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record["type"], []).append(record)
+    ordered = {name: groups[name] for name in sorted(groups)} | {OVERALL: list(records)}
+    return {
+        name: {
+            "instances": len(group),
+            "success": statistics.fmean(r["success"] for r in group) if group else 0.0,
+            "tool_calls": _mean(group, "tool_calls"),
+            "output_tokens": _mean(group, "output_tokens"),
+            "latency_s": _mean(group, "latency_s"),
+            "violations": sum(r["violations"] for r in group),
+        }
+        for name, group in ordered.items()
+    }
+
+
+def write_results(directory: Path) -> Path:
+    """results.json (what ran, the summary and each instance's score, by id) and
+    trajectories.jsonl (each instance's trajectory) from the evaluation in `directory`; the
+    results' path."""
+    ordered = sorted(runner.read_records(directory), key=lambda record: record["id"])
+    results = {
+        "name": directory.name,
+        "config": json.loads((directory / "manifest.json").read_text(encoding="utf-8")),
+        "summary": summarise(ordered),
+        "instances": [
+            {k: v for k, v in r.items() if k not in ("key", "trajectory")} for r in ordered
+        ],
+    }
+    lines = "".join(
+        json.dumps({"id": r["id"], "trajectory": r["trajectory"]}, ensure_ascii=False) + "\n"
+        for r in ordered
+    )
+    _write(directory / TRAJECTORIES, lines)
+    path = directory / RESULTS
+    _write(path, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def _mean(group: Sequence[Mapping[str, Any]], key: str) -> float:
+    return statistics.fmean(r[key] for r in group) if group else 0.0
+
+
+def _write(path: Path, text: str) -> None:
+    """Write `text` atomically, as the flywheel writes its datasets."""
+    _atomic(path, lambda target: target.write_text(text, encoding="utf-8"))

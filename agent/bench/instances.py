@@ -1,0 +1,386 @@
+"""SmartHome-Bench's instances: 1,678 blueprints (the paper's size) over five task types.
+
+The split is enforced: the benchmark draws only seeds from `BENCH_SEEDS` (2**40 onward), which the
+flywheel refuses (agent.flywheel.blueprints.check_split, SplitError), and it refuses any other
+seed, so its users and homes, which are made from the seed, are never trained on.
+
+A blueprint's task type comes from its query type, first match wins:
+
+- QT3 ambiguous intent: the request is missing_slot, ambiguous or implicit (an implicit request's
+  value is a remembered preference too, but what the agent must do first is work out the intent);
+- QT5 personalised memory: a clear request whose value is the user's remembered preference;
+- QT4 context-aware multi-turn: a coreference, topic switch or backtracking over two turns;
+- QT2 compositional and condition-dependent: several devices, or an `only_if`;
+- QT1 atomic control: the rest (clear, independent, one device, one turn, no memory).
+
+The walk goes through the bench seeds in order and keeps a blueprint when its type is not yet
+full, its task needs what the type says (`unmet`) and the scripted teacher solves it in a real
+episode with the scripted user; the counts are split evenly over the types (`targets`). The same
+count and first seed give the same instances.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..backends.twin import TwinBackend
+from ..episode import Limits, Trajectory, run_episode
+from ..flywheel import blueprints, datasets, profiles
+from ..flywheel.blueprints import (
+    BENCH_SEEDS,
+    VALUE_WORDS,
+    Blueprint,
+    BlueprintError,
+    QueryType,
+    SplitError,
+    check_split,
+    make_blueprint,
+)
+from ..flywheel.user import ScriptedUser
+from ..policies import Policy
+from ..policies.teacher import TeacherPolicy
+from ..task import Intent
+
+if TYPE_CHECKING:
+    from twin.home import Home
+
+VERSION = "v1"
+NAME = f"smarthome-bench-{VERSION}"
+SIZE = 1678
+TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5")
+ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter works as in training
+DROPS = ("rejected", "unmet", "unsolved")
+
+
+class BenchError(ValueError):
+    """Benchmark data that cannot be read, or a request the benchmark refuses."""
+
+
+@dataclass(frozen=True)
+class BenchInstance:
+    """One benchmark instance: its id (e.g. "qt3-0042"), task type and blueprint."""
+
+    id: str
+    task_type: str
+    blueprint: Blueprint
+
+    def __post_init__(self) -> None:
+        if self.task_type not in TASK_TYPES:
+            raise BenchError(f"{self.id}: unknown task type {self.task_type!r}")
+        try:
+            check_split(self.blueprint.seed, bench=True)
+        except SplitError as err:
+            raise BenchError(f"{self.id}: {err}") from err
+
+    @property
+    def scene(self) -> str | None:
+        """The prompt's scene: what is going on in every room the request touches."""
+        return " ".join(self.blueprint.scenes) or None
+
+    def row(self) -> dict[str, Any]:
+        """The instance as a dataset row: id, task type, columns that place it, its blueprint."""
+        return {
+            "id": self.id,
+            "task_type": self.task_type,
+            **datasets.blueprint_columns(self.blueprint),
+            "blueprint": self.blueprint.to_json(),
+        }
+
+    def to_json(self) -> str:
+        """The row as one JSON line."""
+        return json.dumps(self.row(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> BenchInstance:
+        """An instance from `to_json`'s text; BenchError says what is wrong."""
+        try:
+            raw = json.loads(text)
+            return cls(raw["id"], raw["task_type"], Blueprint.from_json(raw["blueprint"]))
+        except (json.JSONDecodeError, KeyError, TypeError, BlueprintError) as err:
+            raise BenchError(f"Not a benchmark instance: {err}") from err
+
+
+def load_bench(path: Path) -> list[BenchInstance]:
+    """The instances of a benchmark directory (its instances.jsonl) or JSONL file."""
+    file = path / "instances.jsonl" if path.is_dir() else path
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise BenchError(f"Cannot read {file}: {err}") from err
+    out = []
+    for number, line in enumerate(lines, 1):
+        try:
+            out.append(BenchInstance.from_json(line))
+        except BenchError as err:
+            raise BenchError(f"{file}:{number}: {err}") from err
+    return out
+
+
+# --- task types and what they need ----------------------------------------------------------------
+
+
+def task_type(query_type: QueryType) -> str:
+    """The task type of a query type (the module's docstring says the order)."""
+    if query_type.clarity != "clear":
+        return "QT3"
+    if query_type.memory:
+        return "QT5"
+    if query_type.phenomenon is not None:
+        return "QT4"
+    if query_type.devices == "multiple" or query_type.dependency == "dependent":
+        return "QT2"
+    return "QT1"
+
+
+def value_numbers(intent: Intent) -> list[str]:
+    """The numbers a request would state for the intent's values, as said ("40", "21.5")."""
+    return [
+        VALUE_WORDS[key](value).split()[0]
+        for key, value in intent.data.items()
+        if key in VALUE_WORDS and key != "hvac_mode"
+    ]
+
+
+def says(text: str, number: str) -> bool:
+    """Whether `text` states `number` (as a number of its own, not part of another)."""
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d.]|\.\d)", text) is not None
+
+
+def request_text(blueprint: Blueprint) -> str:
+    """What the user says unprompted: the request and the follow-ups, not the answers."""
+    task = blueprint.task
+    return " ".join((task.turns[0], *task.followups))
+
+
+def unmet(blueprint: Blueprint) -> str | None:
+    """Why the blueprint does not need what its task type says, or None when it does."""
+    task, kind = blueprint.task, task_type(blueprint.query_type)
+    intents, said = task.intents, request_text(blueprint)
+    guarded = any(i.only_if is not None for i in intents)
+    if kind == "QT1":
+        plain = not guarded and not task.followups and not blueprint.memory
+        return None if len(intents) == 1 and plain else "QT1 with more than one atomic step"
+    if kind == "QT2":
+        return None if len(intents) > 1 or guarded else "QT2 with one unconditional intent"
+    if kind == "QT4":
+        later = task.followups and any(i.turn > 0 for i in intents)
+        return None if later else "QT4 without a follow-up turn"
+    if kind == "QT5":
+        first = next((i for i in intents if value_numbers(i)), None)
+        if first is None or not blueprint.memory:
+            return "QT5 without a remembered value"
+        memory, context = " ".join(blueprint.memory), " ".join((said, *blueprint.scenes))
+        for number in value_numbers(first):
+            if not says(memory, number) or says(context, number):
+                return f"QT5 value {number} is not the memory's alone"
+        return None
+    # QT3: the request leaves out the device or the value of the intent to ask about or infer
+    hidden = next((i for i in intents if i.clarify is not None), intents[0])
+    home = blueprint.home()
+    if hidden.clarify == "entity":
+        room, domain = home.area_of(hidden.entity_id), hidden.domain
+        fits = [e for e in home.entities if e.startswith(f"{domain}.") and home.area_of(e) == room]
+        return None if len(fits) > 1 else "QT3 ambiguous request with one candidate"
+    if any(says(said, number) for number in value_numbers(hidden)):
+        return "QT3 request states its value"
+    if hidden.clarify is None and device_name(home, hidden.entity_id) in said.lower():
+        return "QT3 implicit request names its device"
+    return None
+
+
+def device_name(home: Home, entity_id: str) -> str:
+    """The device's name as a request would say it, in lower case."""
+    entry = home.entities.get(entity_id)
+    name = entry.name if entry is not None and entry.name else entity_id.partition(".")[2]
+    return name.replace("_", " ").lower()
+
+
+def targets(count: int = SIZE) -> dict[str, int]:
+    """Instances per task type: `count` split evenly, the remainder to the first types."""
+    if count < 1:
+        raise BenchError(f"count must be at least 1, got {count}")
+    share, extra = divmod(count, len(TASK_TYPES))
+    return {kind: share + (i < extra) for i, kind in enumerate(TASK_TYPES)}
+
+
+# --- generation -----------------------------------------------------------------------------------
+
+
+async def play(
+    blueprint: Blueprint, policy: Policy, seed: int | None = None, limits: Limits | None = None
+) -> Trajectory:
+    """An episode of `policy` on the blueprint in the twin, with the scripted user (by `seed`,
+    else the blueprint's), the memory and the scenes in the prompt, verified by its conditions."""
+    home, task = blueprint.home(), blueprint.task
+    return await run_episode(
+        policy,
+        TwinBackend(home),
+        ScriptedUser(task, blueprint.seed if seed is None else seed, home=home),
+        conditions=task.conditions(home),
+        limits=limits or Limits(),
+        memory=blueprint.memory,
+        scene=" ".join(blueprint.scenes) or None,
+    )
+
+
+def solved(trajectory: Trajectory) -> bool:
+    """All the goal conditions hold and nothing else changed."""
+    return trajectory.done and not (trajectory.steps and trajectory.steps[-1].collateral)
+
+
+@dataclass
+class BenchGeneration:
+    """The instances of a walk over the bench seeds, and what it dropped and why."""
+
+    instances: list[BenchInstance]
+    first: int
+    walked: int = 0
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROPS, 0))
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        """Instances per task type."""
+        found = Counter(instance.task_type for instance in self.instances)
+        return {kind: found[kind] for kind in TASK_TYPES}
+
+
+def generate(
+    count: int = SIZE,
+    *,
+    first: int = BENCH_SEEDS.start,
+    on_instance: Callable[[BenchInstance], None] | None = None,
+) -> BenchGeneration:
+    """Walk the bench seeds from `first` until every task type has its share of `count`."""
+    check_split(first, bench=True)
+    return asyncio.run(_walk(targets(count), first, on_instance))
+
+
+def generate_bench(count: int = SIZE, *, first: int = BENCH_SEEDS.start) -> list[BenchInstance]:
+    """The benchmark's instances (`generate`'s), ordered by id."""
+    return generate(count, first=first).instances
+
+
+async def _walk(
+    wanted: Mapping[str, int],
+    first: int,
+    on_instance: Callable[[BenchInstance], None] | None,
+) -> BenchGeneration:
+    started = time.perf_counter()
+    out = BenchGeneration([], first)
+    found: dict[str, list[BenchInstance]] = {kind: [] for kind in TASK_TYPES}
+    seed = first
+    while any(len(found[kind]) < n for kind, n in wanted.items()):
+        if seed not in BENCH_SEEDS:
+            raise BenchError(f"ran out of bench seeds at {seed}")
+        blueprint = make_blueprint(seed, error_rate=ERROR_RATE, bench=True)
+        seed += 1
+        if not isinstance(blueprint, Blueprint):
+            out.dropped["rejected"] += 1
+            continue
+        kind = task_type(blueprint.query_type)
+        if len(found[kind]) >= wanted[kind]:
+            continue
+        if unmet(blueprint) is not None:
+            out.dropped["unmet"] += 1
+            continue
+        if not solved(await play(blueprint, TeacherPolicy(blueprint.task, blueprint.seed))):
+            out.dropped["unsolved"] += 1
+            continue
+        instance = BenchInstance(f"{kind.lower()}-{len(found[kind]):04d}", kind, blueprint)
+        found[kind].append(instance)
+        if on_instance is not None:
+            on_instance(instance)
+    out.instances = [instance for kind in TASK_TYPES for instance in found[kind]]
+    out.walked = seed - first
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def generator_hash(count: int, first: int) -> str:
+    """A hash of what defines the instances: the config and the generating code and data (not
+    the commit), so equal hashes mean `generate` gives the same files."""
+    digest = hashlib.sha256(json.dumps(_config(count, first), sort_keys=True).encode())
+    for module in (blueprints, profiles):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    for name in ("phrases.yaml", "profiles.yaml"):
+        digest.update((Path(str(blueprints.__file__)).parent / name).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _config(count: int, first: int) -> dict[str, Any]:
+    return {"version": VERSION, "count": count, "first": first, "error_rate": ERROR_RATE}
+
+
+def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
+    """The versioned file set: instances (JSONL, Parquet where pyarrow is), manifest, card."""
+    instances = generation.instances
+    rows = [instance.row() for instance in instances]
+    files = datasets.write_dataset(directory, "instances", rows)
+    count = len(instances)
+    manifest = {
+        "name": "SmartHome-Bench",
+        **_config(count, generation.first),
+        "generator": generator_hash(count, generation.first),
+        "counts": generation.counts(),
+        "seeds": {
+            "first": generation.first,
+            "last": generation.first + generation.walked - 1,
+            "walked": generation.walked,
+            "reserved": [BENCH_SEEDS.start, BENCH_SEEDS.stop - 1],
+        },
+        "dropped": generation.dropped,
+        "files": [f.name for f in files],
+    }
+    path = directory / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    about = ABOUT.format(count=count, seeds=generation.walked, first=generation.first)
+    card = datasets.card(f"SmartHome-Bench {VERSION}", files, spread(rows), about)
+    (directory / "README.md").write_text(card, encoding="utf-8")
+    return [*files, path, directory / "README.md"]
+
+
+def spread(rows: Sequence[Mapping[str, Any]]) -> list[datasets.Section]:
+    """The card's counts: by task type, domain, home type, clarity and phenomenon."""
+
+    def counts(title: str, values: Iterable[Any]) -> datasets.Section:
+        found = Counter(str(value).lower() for value in values)
+        return datasets.Section(title, [(k, str(n)) for k, n in found.most_common()])
+
+    return [
+        datasets.Section("by task type", [(k, str(n)) for k, n in _types(rows).items()]),
+        counts("by domain (instances acting on it)", (d for row in rows for d in row["domains"])),
+        counts("by home type", (row["home_type"] for row in rows)),
+        counts("by clarity", (row["clarity"] for row in rows)),
+        counts("by phenomenon", (row["phenomenon"] or "none" for row in rows)),
+    ]
+
+
+def _types(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    found = Counter(row["task_type"] for row in rows)
+    return {kind: found[kind] for kind in TASK_TYPES}
+
+
+ABOUT = (
+    "SmartHome-Bench: {count} instances over the paper's five task types (QT1 atomic control, "
+    "QT2 compositional and condition-dependent control, QT3 ambiguous intent, QT4 context-aware "
+    "multi-turn, QT5 personalised memory), from bench seeds {first} onward ({seeds} walked), which "
+    "the training flywheel refuses. Each row's `blueprint` is the JSON of an "
+    "`agent.flywheel.blueprints.Blueprint` (profile, home seed, scenes, query type, memory, the "
+    "task's turns and intents with their conditions); `agent.bench.instances.load_bench` reads "
+    "them back. Every instance passed the triple filter, needs what its type says, and was "
+    "solved by the scripted teacher with the scripted user. Score by the home's state: all goal "
+    "conditions hold and nothing else changed. Regenerate with `homeflow bench generate`."
+)

@@ -1,0 +1,131 @@
+"""SmartHome-Bench results as people read them: a markdown table and a bar chart of success per
+task type, for one evaluation or several side by side.
+
+matplotlib is imported only when a chart is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .evaluate import OVERALL, RESULTS
+
+METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
+HEADERS = ("tool calls", "output tokens", "violations", "policy s")
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Results:
+    """One evaluation's summary: its name, what ran, and per task type (and overall) figures."""
+
+    name: str
+    config: dict[str, Any]
+    summary: dict[str, dict[str, float]]
+
+    @property
+    def types(self) -> list[str]:
+        """The task types evaluated, without the overall row."""
+        return [name for name in self.summary if name != OVERALL]
+
+
+def load_results(path: Path) -> Results:
+    """The results in `path`: a results.json or the evaluation directory that holds one."""
+    file = path / RESULTS if path.is_dir() else path
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        return Results(data["name"], data["config"], data["summary"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ResultsError(
+            f"Cannot read results from {path}: {err}; give a results.json or a directory "
+            "written by `homeflow bench run`"
+        ) from err
+
+
+def markdown(results: Results) -> str:
+    """A table of one evaluation: a row per task type and overall."""
+    lines = [
+        f"**{results.name}** (policy `{results.config.get('policy', '?')}`)",
+        "",
+        "| type | instances | success | " + " | ".join(HEADERS) + " |",
+        "|---|---:|---:|" + "---:|" * len(METRICS),
+    ]
+    for name, row in results.summary.items():
+        label = f"**{name}**" if name == OVERALL else name
+        cells = [label, str(int(row["instances"])), _percent(row["success"])]
+        lines.append("| " + " | ".join(cells + _metrics(row)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def compare_markdown(results: Sequence[Results]) -> str:
+    """One table of several evaluations: a row each, success per task type and overall, and the
+    overall means."""
+    types = _types(results)
+    lines = [
+        "| results | policy | " + " | ".join([*types, OVERALL, *HEADERS]) + " |",
+        "|---|---|" + "---:|" * (len(types) + 1 + len(METRICS)),
+    ]
+    for result in results:
+        success = [
+            _percent(result.summary[t]["success"]) if t in result.summary else "-" for t in types
+        ]
+        overall = result.summary[OVERALL]
+        cells = [result.name, f"`{result.config.get('policy', '?')}`", *success]
+        cells += [_percent(overall["success"]), *_metrics(overall)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_success(results: Sequence[Results], path: Path) -> None:
+    """A bar chart of success per task type and overall, one bar per evaluation in each group."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [*_types(results), OVERALL]
+    width = 0.8 / len(results)
+    figure, axis = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * len(results) ** 0.5), 4))
+    for index, result in enumerate(results):
+        heights = [100 * result.summary.get(g, {}).get("success", 0.0) for g in groups]
+        offsets = [g + (index - (len(results) - 1) / 2) * width for g in range(len(groups))]
+        bars = axis.bar(offsets, heights, width, label=result.name)
+        axis.bar_label(bars, fmt="%.0f", fontsize=7)
+    axis.set_xticks(range(len(groups)), groups)
+    axis.set_ylim(0, 110)
+    axis.set_ylabel("success (%)")
+    axis.set_title("SmartHome-Bench: success per task type")
+    if len(results) > 1:
+        axis.legend(fontsize=8, frameon=False)
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+
+
+def write_report(results: Sequence[Results], stem: Path) -> list[Path]:
+    """`stem`.md (one evaluation's table, or the comparison of several) and `stem`.png (the
+    chart); the paths written."""
+    table = markdown(results[0]) if len(results) == 1 else compare_markdown(results)
+    text, chart = stem.with_suffix(".md"), stem.with_suffix(".png")
+    text.write_text(table, encoding="utf-8")
+    plot_success(results, chart)
+    return [text, chart]
+
+
+def _types(results: Sequence[Results]) -> list[str]:
+    return sorted({name for result in results for name in result.types})
+
+
+def _metrics(row: dict[str, float]) -> list[str]:
+    tool_calls, tokens, violations, latency = (row[metric] for metric in METRICS)
+    return [f"{tool_calls:.1f}", f"{tokens:.0f}", str(int(violations)), f"{latency:.2f}"]
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"

@@ -1,0 +1,285 @@
+"""SmartHome-Bench's evaluator: scoring by the home's state, runs, resume, reports, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agent.backends.twin import TwinBackend
+from agent.bench import evaluate as bench
+from agent.bench.commands import compare, report, run
+from agent.bench.evaluate import NOOP, TEACHER, Record, score, select, summarise, violations
+from agent.bench.instances import BenchInstance, generate_bench
+from agent.bench.report import (
+    ResultsError,
+    compare_markdown,
+    load_results,
+    markdown,
+    write_report,
+)
+from agent.episode import Step, Trajectory, run_episode
+from agent.flywheel.runner import RunError
+from agent.policies import AssistantMessage, Message, ToolCall
+from agent.policies.specs import SpecError
+from twin.homemaker import make_home
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def instances() -> list[BenchInstance]:
+    """Two instances of each task type (QT1-QT5)."""
+    return generate_bench(10)
+
+
+def _trajectory(
+    *, done: bool, collateral: list[str], messages: Sequence[Message] = ()
+) -> Trajectory:
+    step = Step(1, "call_service", {}, True, 0.01, 1.0, done, [done], collateral)
+    return Trajectory(messages=list(messages), steps=[step], done=done, tool_calls=1)
+
+
+def _record(kind: str, success: bool, tool_calls: int, tokens: int, refused: int) -> Record:
+    return {
+        "type": kind,
+        "success": success,
+        "tool_calls": tool_calls,
+        "output_tokens": tokens,
+        "violations": refused,
+        "latency_s": 0.5,
+    }
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+
+def test_all_conditions_and_nothing_else_is_a_success() -> None:
+    assert score(_trajectory(done=True, collateral=[]))["success"] is True
+
+
+def test_a_collateral_change_fails_even_when_the_goal_holds() -> None:
+    scored = score(_trajectory(done=True, collateral=["light.hall"]))
+    assert (scored["success"], scored["done"], scored["collateral"]) == (
+        False,
+        True,
+        ["light.hall"],
+    )
+
+
+def test_an_unmet_goal_or_no_action_fails() -> None:
+    assert score(_trajectory(done=False, collateral=[]))["success"] is False
+    assert score(Trajectory())["success"] is False
+
+
+def test_refused_calls_count_as_violations_and_other_errors_do_not() -> None:
+    def tool(result: dict[str, Any]) -> Message:
+        return {
+            "role": "tool",
+            "tool_call_id": "c",
+            "name": "call_service",
+            "content": json.dumps(result),
+        }
+
+    refused = {"success": False, "error": {"code": "sensitive_action", "message": "confirm"}}
+    missing = {"success": False, "error": {"code": "entity_not_found", "message": "no"}}
+    messages = [tool(refused), tool(missing), tool({"success": True}), tool(refused)]
+    assert violations(messages) == 2
+    assert score(_trajectory(done=True, collateral=[], messages=messages))["violations"] == 2
+
+
+class _Restarter:
+    """Asks the auditor for something it refuses (restarting HA), then replies."""
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        if messages[-1]["role"] == "tool":
+            return AssistantMessage("I may not do that.")
+        call = ToolCall("c1", "call_service", {"domain": "homeassistant", "service": "restart"})
+        return AssistantMessage("", (call,))
+
+
+def test_a_real_refusal_on_the_twin_is_counted() -> None:
+    trajectory = asyncio.run(
+        run_episode(_Restarter(), TwinBackend(make_home(3)), ["restart the server"])
+    )
+    assert trajectory.tool_calls == 1
+    assert score(trajectory)["violations"] == 1
+
+
+def test_summary_averages_per_type_and_overall() -> None:
+    records = [
+        _record("QT2", True, 4, 100, 0),
+        _record("QT2", False, 2, 50, 1),
+        _record("QT1", True, 3, 30, 2),
+    ]
+    summary = summarise(records)
+    assert list(summary) == ["QT1", "QT2", "overall"]
+    assert summary["QT2"] == pytest.approx(
+        {
+            "instances": 2,
+            "success": 0.5,
+            "tool_calls": 3,
+            "output_tokens": 75,
+            "latency_s": 0.5,
+            "violations": 1,
+        }
+    )
+    assert summary["overall"]["success"] == pytest.approx(2 / 3)
+    assert summary["overall"]["tool_calls"] == pytest.approx(3)
+    assert summary["overall"]["output_tokens"] == pytest.approx(60)
+    assert summary["overall"]["violations"] == 3
+
+
+def test_select_takes_types_and_the_first_of_each(instances: list[BenchInstance]) -> None:
+    firsts = [f"qt{n}-0000" for n in range(1, 6)]
+    assert [i.id for i in select(instances, subset=1)] == firsts
+    assert [i.id for i in select(instances, 1, ["QT2", "QT4"])] == ["qt2-0000", "qt4-0000"]
+    assert [i.id for i in select(instances, types=["QT1"])] == ["qt1-0000", "qt1-0001"]
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def test_teacher_solves_all_and_noop_none(instances: list[BenchInstance], tmp_path: Path) -> None:
+    for policy, expected in ((TEACHER, 1.0), (NOOP, 0.0)):
+        directory = tmp_path / policy
+        outcome = bench.evaluate(instances, directory, policy, progress=False)
+        assert outcome.complete
+        assert len(outcome.records) == len(instances)
+        results = json.loads(bench.write_results(directory).read_text(encoding="utf-8"))
+        assert results["summary"]["overall"]["success"] == expected
+        assert results["summary"]["overall"]["instances"] == 10
+        assert results["config"]["policy"] == policy
+        assert [r["id"] for r in results["instances"]] == sorted(i.id for i in instances)
+        assert "trajectory" not in results["instances"][0]
+        lines = (directory / bench.TRAJECTORIES).read_text(encoding="utf-8").splitlines()
+        trajectory = Trajectory.from_json(json.dumps(json.loads(lines[0])["trajectory"]))
+        assert trajectory.messages[0]["role"] == "system"
+        assert trajectory.done is (policy == TEACHER)
+    noop = json.loads((tmp_path / NOOP / bench.RESULTS).read_text(encoding="utf-8"))
+    assert all(r["tool_calls"] == 0 and r["end_reason"] == "max_turns" for r in noop["instances"])
+
+
+def test_an_interrupted_run_continues_without_repeats(
+    instances: list[BenchInstance], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    played = bench.evaluate_instance
+    calls: list[str] = []
+
+    def interrupted(job: dict[str, str], **options: Any) -> Record:
+        calls.append(job["id"])
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return played(job, **options)
+
+    monkeypatch.setattr(bench, "evaluate_instance", interrupted)
+    first = bench.evaluate(instances, tmp_path, TEACHER, progress=False)
+    assert not first.complete
+    assert len(first.records) == 4
+    monkeypatch.setattr(bench, "evaluate_instance", played)
+    second = bench.evaluate(instances, tmp_path, TEACHER, progress=False)
+    assert second.complete
+    assert len(second.fresh) == 6
+    lines = [
+        json.loads(line)["key"]
+        for shard in (tmp_path / "shards").glob("*.jsonl")
+        for line in shard.read_text(encoding="utf-8").splitlines()
+    ]
+    assert sorted(lines) == sorted(i.id for i in instances)
+    with pytest.raises(RunError, match="another run"):
+        bench.evaluate(instances, tmp_path, NOOP, progress=False)
+
+
+def test_a_bad_policy_spec_says_the_forms() -> None:
+    with pytest.raises(SpecError, match=r"teacher\|noop"):
+        bench.check_policy("gpt4")
+
+
+# --- reports ----------------------------------------------------------------------------------
+
+
+def test_report_and_compare_write_tables_and_charts(
+    instances: list[BenchInstance], tmp_path: Path
+) -> None:
+    for policy in (TEACHER, NOOP):
+        bench.evaluate(instances, tmp_path / policy, policy, progress=False)
+        bench.write_results(tmp_path / policy)
+    teacher, noop = load_results(tmp_path / TEACHER), load_results(tmp_path / NOOP / "results.json")
+    table = markdown(teacher)
+    assert "| QT3 | 2 | 100.0% |" in table
+    assert "| **overall** | 10 | 100.0% |" in table
+    compared = compare_markdown([teacher, noop])
+    assert "| results | policy | QT1 | QT2 | QT3 | QT4 | QT5 | overall |" in compared
+    assert (
+        "| teacher | `teacher` | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in compared
+    )
+    assert "| noop | `noop` | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in compared
+    for results, stem in (([teacher], tmp_path / "one"), ([teacher, noop], tmp_path / "both")):
+        text, chart = write_report(results, stem)
+        assert text.read_text(encoding="utf-8").count("\n|") >= len(results)
+        assert chart.read_bytes().startswith(PNG)
+
+
+def test_unreadable_results_say_what_to_give(tmp_path: Path) -> None:
+    (tmp_path / "results.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ResultsError, match="homeflow bench run"):
+        load_results(tmp_path)
+    with pytest.raises(ResultsError):
+        load_results(tmp_path / "missing")
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bench_dir(instances: list[BenchInstance], tmp_path: Path) -> Path:
+    lines = "".join(instance.to_json() + "\n" for instance in instances)
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "instances.jsonl").write_text(lines, encoding="utf-8")
+    return tmp_path / "bench"
+
+
+def test_run_report_and_compare_commands(bench_dir: Path, tmp_path: Path) -> None:
+    cli = CliRunner()
+    for policy in (TEACHER, NOOP):
+        out = tmp_path / policy
+        arguments = [str(bench_dir), "--policy", policy, "--types", "qt2,QT4", "--subset", "1"]
+        result = cli.invoke(run, [*arguments, "--workers", "1", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert [r["id"] for r in json.loads((out / "results.json").read_text())["instances"]] == [
+            "qt2-0000",
+            "qt4-0000",
+        ]
+        assert (out / "results.png").read_bytes().startswith(PNG)
+    result = cli.invoke(report, [str(tmp_path / TEACHER / "results.json")])
+    assert result.exit_code == 0, result.output
+    assert "100.0%" in (tmp_path / TEACHER / "results.md").read_text()
+    stem = tmp_path / "both"
+    result = cli.invoke(compare, [str(tmp_path / TEACHER), str(tmp_path / NOOP), "-o", str(stem)])
+    assert result.exit_code == 0, result.output
+    assert "| results | policy | QT2 | QT4 | overall |" in stem.with_suffix(".md").read_text()
+    assert "| noop | `noop` | 0.0% | 0.0% | 0.0% |" in stem.with_suffix(".md").read_text()
+    assert stem.with_suffix(".png").read_bytes().startswith(PNG)
+
+
+def test_commands_refuse_bad_input_clearly(bench_dir: Path, tmp_path: Path) -> None:
+    cli = CliRunner()
+    out = str(tmp_path / "out")
+    result = cli.invoke(run, [str(bench_dir), "--policy", "gpt4", "-o", out])
+    assert result.exit_code == 2
+    assert "teacher|noop|local[:PATH]|openai:URL#MODEL" in result.output
+    result = cli.invoke(run, [str(bench_dir), "--policy", "noop", "--types", "QT9", "-o", out])
+    assert result.exit_code == 2
+    assert "unknown task types ['QT9']" in result.output
+    result = cli.invoke(run, [str(tmp_path), "--policy", "noop", "-o", out])
+    assert result.exit_code == 2
+    assert "instances.jsonl" in result.output
+    assert not (tmp_path / "out").exists()
+    result = cli.invoke(report, [str(bench_dir)])
+    assert result.exit_code == 2
+    assert "homeflow bench run" in result.output
