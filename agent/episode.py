@@ -133,25 +133,24 @@ async def run_episode(
     latest status; once the task is done, its next utterance (such as "that's all, thanks") is
     recorded as its last and the episode ends. Fixed turns stop as soon as the task is done.
     Conditions need the twin backend, whose home the verifier reads, or a `view` of the home
-    the backend acts on (a mirror of Home Assistant's), read after every tool call. `on_message` sees each
-    message of the agent's turns as it is added (replies, tool results, corrections), for a
-    live view such as `homeflow chat`.
+    the backend acts on (a mirror of Home Assistant's), read after every tool call. `on_message`
+    sees each message of the agent's turns as it is added (replies, tool results, corrections),
+    for a live view such as `homeflow chat`.
     """
     started = time.perf_counter()
-    verifier = start = None
-    if conditions:
-        if view is not None:
-            start = await view()
-        elif isinstance(backend, TwinBackend):
-            start = backend.home
-        else:
+    verifier, start = None, None
+    if conditions and view is not None:
+        start = await view()
+        verifier = Verifier(start, conditions)
+    elif conditions:
+        if not isinstance(backend, TwinBackend):
             raise TypeError(
                 "Task conditions are checked on a twin home; use a TwinBackend or a view"
             )
-        verifier = Verifier(start, conditions)
+        verifier = Verifier(backend.home, conditions)
     prompt = await system_prompt(backend, memory=memory, scene=scene, max_chars=max_prompt_chars)
     run = EpisodeRun(policy, backend, verifier, limits, on_message, view)
-    if verifier is not None and start is not None:
+    if verifier is not None and start is not None:  # a twin backend's run made its own report
         run.report = verifier.step(start)
     run.trajectory.conditions = list(conditions)
     run.trajectory.messages.append({"role": "system", "content": prompt})

@@ -9,11 +9,13 @@ import click
 from rich.console import Console
 from rich.markdown import Markdown
 
+from ..backends.home_assistant import HomeAssistantError
 from ..episode import Limits
 from ..flywheel import runner
 from ..policies import PolicyError
 from ..policies.specs import SpecError
 from . import evaluate as bench
+from .ha import Server
 from .instances import TASK_TYPES, BenchError, load_bench
 from .report import Results, ResultsError, load_results, write_report
 
@@ -44,6 +46,21 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
     callback=_policy,
     help="The scripted teacher (upper bound), a no-op (lower bound), a local model or a server.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["twin", "ha"]),
+    default="twin",
+    show_default=True,
+    help="Where each instance's home runs: `twin` (in process) or `ha` (a running Home Assistant "
+    "with HomeFlow, --url and --token-file: each home is imported, played, judged on a mirror "
+    "and removed, one instance at a time).",
+)
+@click.option("--url", help="Home Assistant's address, e.g. http://homeassistant.local:8123.")
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file holding a long-lived access token of an administrator.",
+)
 @click.option("--subset", type=click.IntRange(min=1), help="Only the first N of each task type.")
 @click.option("--types", callback=_types, help="Only these task types, e.g. QT1,QT3.")
 @click.option("--guided", is_flag=True, help="Hold a local model to the home's names.")
@@ -54,7 +71,7 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
     type=click.IntRange(min=1),
     default=os.cpu_count() or 1,
     show_default="the CPU count",
-    help="Processes to evaluate in (1: in this process).",
+    help="Processes to evaluate in (1: in this process; always 1 with --backend ha).",
 )
 @click.option(
     "-o",
@@ -66,6 +83,9 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
 def run(
     bench_dir: Path,
     policy: str,
+    backend: str,
+    url: str | None,
+    token_file: Path | None,
     subset: int | None,
     types: list[str],
     guided: bool,
@@ -74,8 +94,16 @@ def run(
     workers: int,
     output: Path,
 ) -> None:
-    """Run a policy on the benchmark in BENCH_DIR, on the twin, and score every instance by the
-    home's state; writes results.json, trajectories.jsonl, results.md and results.png to OUTPUT."""
+    """Run a policy on the benchmark in BENCH_DIR, on the twin or a Home Assistant, and score
+    every instance by the home's state; writes results.json, trajectories.jsonl, results.md and
+    results.png to OUTPUT."""
+    server = None
+    if backend == "ha":
+        if url is None or token_file is None:
+            raise click.UsageError("--backend ha needs --url and --token-file")
+        server = Server(url, token_file.read_text(encoding="utf-8").strip())
+    elif url is not None or token_file is not None:
+        raise click.UsageError("--url and --token-file are for --backend ha")
     try:
         instances = bench.select(load_bench(bench_dir), subset, types)
     except BenchError as err:
@@ -86,11 +114,18 @@ def run(
     limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     try:
         outcome = bench.evaluate(
-            instances, output, policy, limits=limits, guided=guided, workers=workers, config=config
+            instances,
+            output,
+            policy,
+            limits=limits,
+            guided=guided,
+            workers=workers,
+            config=config,
+            server=server,
         )
     except runner.RunError as err:
         raise click.ClickException(str(err)) from None
-    except PolicyError as err:
+    except (PolicyError, HomeAssistantError) as err:
         raise click.ClickException(
             f"{err}\nWhat finished is kept; run the same command again to continue."
         ) from None

@@ -29,6 +29,7 @@ from ..flywheel.datasets import _atomic
 from ..policies import AssistantMessage, Message, Policy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
+from .ha import Server, play_on_server
 from .instances import BenchInstance, play, solved
 
 if TYPE_CHECKING:
@@ -115,13 +116,24 @@ def violations(messages: Iterable[Message]) -> int:
 
 
 def evaluate_instance(
-    job: Mapping[str, str], policy: str, max_turns: int, max_tool_calls: int, guided: bool
+    job: Mapping[str, str],
+    policy: str,
+    max_turns: int,
+    max_tool_calls: int,
+    guided: bool,
+    server: Server | None = None,
 ) -> Record:
-    """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record."""
+    """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record,
+    played on the twin, or on a Home Assistant `server`."""
     limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
     agent = make_policy(policy, blueprint, guided)
-    trajectory = asyncio.run(play(blueprint, agent, limits=limits))
+    episode = (
+        play(blueprint, agent, limits=limits)
+        if server is None
+        else play_on_server(server, job["id"], blueprint, agent, limits)
+    )
+    trajectory = asyncio.run(episode)
     record = {"id": job["id"], "type": job["type"], **score(trajectory)}
     return record | {"trajectory": asdict(trajectory)}
 
@@ -139,16 +151,20 @@ def evaluate(
     workers: int | None = 1,
     config: Mapping[str, Any] | None = None,
     progress: bool = True,
+    server: Server | None = None,
 ) -> runner.Outcome:
     """Run (or continue) `policy` on `instances` in `directory`; `config` adds what defines the
-    run beyond the policy and limits (the benchmark, the subset), so that a directory holds one."""
+    run beyond the policy and limits (the benchmark, the subset), so that a directory holds one.
+    With a Home Assistant `server`, on it, one instance at a time (ha.py says why)."""
     check_policy(policy)
+    where = {} if server is None else {"backend": "ha", "url": server.url}
     defined = {
         "evaluation": "smarthome-bench",
         "policy": policy,
         "max_turns": limits.max_turns,
         "max_tool_calls": limits.max_tool_calls,
         "guided": guided,
+        **where,
         **(config or {}),
     }
     jobs = [
@@ -161,7 +177,9 @@ def evaluate(
         max_turns=limits.max_turns,
         max_tool_calls=limits.max_tool_calls,
         guided=guided,
+        server=server,
     )
+    workers = workers if server is None else 1
     return runner.run(
         directory, jobs, work, defined, workers=workers, progress=progress, description=policy
     )

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backends import Backend
 from ..backends.twin import TwinBackend
-from ..episode import Limits, Trajectory, run_episode
+from ..episode import Limits, Trajectory, View, run_episode
 from ..flywheel import blueprints, datasets, profiles
 from ..flywheel.blueprints import (
     BENCH_SEEDS,
@@ -216,19 +217,27 @@ def targets(count: int = SIZE) -> dict[str, int]:
 
 
 async def play(
-    blueprint: Blueprint, policy: Policy, seed: int | None = None, limits: Limits | None = None
+    blueprint: Blueprint,
+    policy: Policy,
+    seed: int | None = None,
+    limits: Limits | None = None,
+    *,
+    backend: Backend | None = None,
+    view: View | None = None,
 ) -> Trajectory:
-    """An episode of `policy` on the blueprint in the twin, with the scripted user (by `seed`,
+    """An episode of `policy` on the blueprint in the twin (or on `backend`, which holds the
+    blueprint's home, read by the verifier through `view`), with the scripted user (by `seed`,
     else the blueprint's), the memory and the scenes in the prompt, verified by its conditions."""
     home, task = blueprint.home(), blueprint.task
     return await run_episode(
         policy,
-        TwinBackend(home),
+        backend or TwinBackend(home),
         ScriptedUser(task, blueprint.seed if seed is None else seed, home=home),
         conditions=task.conditions(home),
         limits=limits or Limits(),
         memory=blueprint.memory,
         scene=" ".join(blueprint.scenes) or None,
+        view=view,
     )
 
 
