@@ -10,6 +10,7 @@ from .bench.cli import bench
 from .chat import chat
 from .flywheel.cli import data
 from .serve import serve
+from .training.cli import train
 from .watch import watch
 
 
@@ -19,14 +20,10 @@ def main() -> None:
     """HomeFlow: a Home Assistant-compatible twin and data flywheel for smart-home agents."""
 
 
-@main.group()
-def train() -> None:
-    """Train agents: SFT on verified trajectories, then step-wise RL in the twin."""
-
-
 main.add_command(home)
 main.add_command(bench)
 main.add_command(chat)
 main.add_command(data)
 main.add_command(watch)
 main.add_command(serve)
+main.add_command(train)

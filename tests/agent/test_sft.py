@@ -1,0 +1,186 @@
+"""SFT: a run config that names its mistakes, three variant configs with equal sample counts, and
+training on real MCTS-Flow rows that lowers the loss on a fixed batch."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from agent.cli import main
+from agent.flywheel.datasets import synthesis_record, write_dataset
+from agent.training.sft import SFTError, build_trainer, load_config, make_run, sample_rows
+
+from .conftest import SPECIAL, qwen3_template
+
+CONFIGS = Path(__file__).parents[2] / "configs"
+
+
+@cache
+def rows() -> list[dict[str, Any]]:
+    """The shortest verified MCTS-Flow trajectories of a few blueprints."""
+    found = [row for s in range(4) for row in synthesis_record(s, "mcts", 0.2)["rows"]]
+    return sorted(found, key=lambda r: len(json.dumps(r)))[:6]
+
+
+@pytest.fixture(scope="module")
+def small() -> tuple[Any, Any]:
+    """(model, tokenizer): conftest's tiny Qwen3 over a BPE learnt from these rows, so that a
+    trajectory is ~3k tokens rather than conftest's ~18k and 20 steps take seconds."""
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=2000,
+        special_tokens=SPECIAL,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator([qwen3_template(), *(json.dumps(r) for r in rows())], trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    tokenizer.chat_template = qwen3_template()
+    config = transformers.Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=4,
+    )
+    transformers.set_seed(0)
+    return transformers.Qwen3ForCausalLM(config), tokenizer
+
+
+def dataset(tmp_path: Path) -> Path:
+    directory = tmp_path / "mcts"
+    write_dataset(directory, "trajectories", rows())
+    return directory
+
+
+def batch_loss(trainer: Any, examples: list[Any]) -> float:
+    """The model's loss on `examples`, collated as in training (assistant tokens only)."""
+    import torch
+
+    batch = trainer.data_collator(examples)
+    trainer.model.eval()
+    with torch.no_grad():
+        out = trainer.model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            labels=batch["labels"],
+        )
+    return float(out.loss)
+
+
+def test_sft_lowers_the_loss_on_a_fixed_batch(tmp_path: Path, small: tuple[Any, Any]) -> None:
+    pytest.importorskip("trl")
+    model, tokenizer = copy.deepcopy(small)  # training changes it
+    run = make_run(
+        {
+            "dataset": str(dataset(tmp_path)),
+            "output": str(tmp_path / "out"),
+            "max_samples": 4,
+            "max_steps": 20,
+            "learning_rate": 1e-2,
+            "batch_size": 2,
+            "max_length": None,
+        }
+    )
+    trainer = build_trainer(run, model.train(), tokenizer, sample_rows(run))
+    assert len(trainer.train_dataset) == 4
+    fixed = [trainer.train_dataset[i] for i in range(2)]
+    before = batch_loss(trainer, fixed)
+    assert trainer.train().global_step == 20
+    after = batch_loss(trainer, fixed)
+    assert after < 0.8 * before, (before, after)
+    logged = [json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").open()]
+    losses = [line["loss"] for line in logged if "loss" in line]
+    assert len(losses) == 20
+    assert [line["step"] for line in logged if "loss" in line] == list(range(1, 21))
+
+
+def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    pytest.importorskip("trl")
+    model, tokenizer = small
+    model.save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    config = tmp_path / "sft.yaml"
+    settings = {
+        "model": str(tmp_path / "tiny"),
+        "dataset": str(dataset(tmp_path)),
+        "output": str(tmp_path / "out"),
+        "max_samples": 2,
+        "batch_size": 2,
+    }
+    config.write_text(yaml.safe_dump(settings))
+    result = CliRunner().invoke(main, ["train", "sft", "--config", str(config), "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert "mean training loss" in result.output
+    assert (tmp_path / "out" / "model.safetensors").exists()
+    assert (tmp_path / "out" / "tokenizer.json").exists()
+    logged = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
+    assert sum("loss" in json.loads(line) for line in logged) == 2
+
+
+def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
+    runs = {v: load_config(CONFIGS / f"sft_{v}.yaml") for v in ("roleplay", "linear", "mcts")}
+    assert len({r.max_samples for r in runs.values()}) == 1
+    assert next(iter(runs.values())).max_samples is not None
+    assert len({r.dataset for r in runs.values()}) == 3
+    assert all(r.model is None and r.lora is None for r in runs.values())
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"lerning_rate": 1e-4}, "unknown keys ['lerning_rate']"),
+        ({"lora": {"rank": 8}}, "lora: unknown keys ['rank']"),
+        ({"dataset": None}, "config needs dataset"),
+        ({"max_samples": 0}, "max_samples must be at least 1"),
+        ({"output": str(CONFIGS / "out")}, "inside the repository"),
+    ],
+)
+def test_bad_configs_are_refused_with_the_fix(
+    tmp_path: Path, settings: dict[str, Any], message: str
+) -> None:
+    base = {"dataset": str(tmp_path), "output": str(tmp_path / "out")}
+    with pytest.raises(SFTError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        make_run(base | settings)
+
+
+def test_the_cli_names_a_missing_dataset_and_too_few_rows(tmp_path: Path) -> None:
+    config = tmp_path / "sft.yaml"
+    runner = CliRunner()
+    missing = {"dataset": str(tmp_path / "nowhere"), "output": str(tmp_path / "out")}
+    config.write_text(yaml.safe_dump(missing))
+    result = runner.invoke(main, ["train", "sft", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "nowhere is not a directory" in result.output
+    few = {"dataset": str(dataset(tmp_path)), "output": str(tmp_path / "out"), "max_samples": 99}
+    config.write_text(yaml.safe_dump(few))
+    result = runner.invoke(main, ["train", "sft", "--config", str(config)])
+    assert result.exit_code == 2
+    assert f"has {len(rows())} rows, fewer than max_samples=99" in result.output
+
+
+def test_lora_without_peft_says_how_to_install_it(tmp_path: Path, small: tuple[Any, Any]) -> None:
+    pytest.importorskip("trl")
+    if importlib.util.find_spec("peft") is not None:
+        pytest.skip("peft is installed")
+    model, tokenizer = small
+    run = make_run({"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "lora": {"r": 4}})
+    with pytest.raises(SFTError, match=r"pip install 'homeflow\[lora\]'"):
+        build_trainer(run, model, tokenizer, sample_rows(run))
