@@ -19,20 +19,20 @@ def qwen3_template() -> str:
     return (Path(spec.submodule_search_locations[0]) / "chat_templates/qwen3.jinja").read_text()
 
 
-@pytest.fixture(scope="session")
-def tiny() -> tuple[Any, Any]:
-    """(model, tokenizer): a two-layer Qwen3 over a 400-token byte-level BPE."""
+def tiny_qwen3(texts: list[str], vocab_size: int) -> tuple[Any, Any]:
+    """(model, tokenizer): a random two-layer Qwen3 over a byte-level BPE of `vocab_size`
+    learnt from Qwen3's chat template and `texts`, with that template."""
     transformers = pytest.importorskip("transformers")
     tokenizers = pytest.importorskip("tokenizers")
     bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
     bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=400,
+        vocab_size=vocab_size,
         special_tokens=SPECIAL,
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
     )
-    bpe.train_from_iterator([qwen3_template(), "Which lights are there? list_entities"], trainer)
+    bpe.train_from_iterator([qwen3_template(), *texts], trainer)
     tokenizer = transformers.PreTrainedTokenizerFast(
         tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
     )
@@ -47,4 +47,11 @@ def tiny() -> tuple[Any, Any]:
         head_dim=4,
     )
     transformers.set_seed(0)
-    return transformers.Qwen3ForCausalLM(config).eval(), tokenizer
+    return transformers.Qwen3ForCausalLM(config), tokenizer
+
+
+@pytest.fixture(scope="session")
+def tiny() -> tuple[Any, Any]:
+    """(model, tokenizer): a two-layer Qwen3 over a 400-token byte-level BPE."""
+    model, tokenizer = tiny_qwen3(["Which lights are there? list_entities"], 400)
+    return model.eval(), tokenizer

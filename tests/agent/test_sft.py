@@ -18,7 +18,7 @@ from agent.cli import main
 from agent.flywheel.datasets import synthesis_record, write_dataset
 from agent.training.sft import SFTError, build_trainer, load_config, make_run, sample_rows
 
-from .conftest import SPECIAL, qwen3_template
+from .conftest import tiny_qwen3
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 
@@ -34,32 +34,7 @@ def rows() -> list[dict[str, Any]]:
 def small() -> tuple[Any, Any]:
     """(model, tokenizer): conftest's tiny Qwen3 over a BPE learnt from these rows, so that a
     trajectory is ~3k tokens rather than conftest's ~18k and 20 steps take seconds."""
-    transformers = pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=2000,
-        special_tokens=SPECIAL,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator([qwen3_template(), *(json.dumps(r) for r in rows())], trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
-    )
-    tokenizer.chat_template = qwen3_template()
-    config = transformers.Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=4,
-    )
-    transformers.set_seed(0)
-    return transformers.Qwen3ForCausalLM(config), tokenizer
+    return tiny_qwen3([json.dumps(r) for r in rows()], 2000)
 
 
 def dataset(tmp_path: Path) -> Path:

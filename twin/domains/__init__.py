@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from ..service import Domain
 from . import (
     climate,
@@ -38,6 +40,7 @@ DOMAINS: dict[str, Domain] = {
 }
 
 
+@cache
 def domain_of(name: str) -> Domain:
     """The domain's behaviour; one the twin does not simulate (`person`, `sun`, a mirrored
     home's `automation`...) offers no services: its entities are read-only, as sensors are."""
