@@ -19,7 +19,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from twin.cli import HOME_FILE
-from twin.domains import domain_of
 from twin.errors import TwinError
 from twin.home import Home
 from twin.homefile import load_home
@@ -32,35 +31,11 @@ from .backends.home_assistant import HomeAssistantBackend, HomeAssistantError
 from .backends.twin import TwinBackend
 from .episode import Limits, run_episode
 from .policies import Message, Policy, PolicyError
-from .policies.guided import ACTION
+from .policies.guided import home_choices
 from .policies.specs import SpecError, parse_policy
 
 EXIT_WORDS = frozenset({"exit", "quit"})
 RESULT_CHARS = 240
-
-
-def home_choices(home: Home) -> dict[str, list[str]]:
-    """The values the home has for the tools' arguments that name something in it: entities,
-    their domains, the actions some entity offers (`light.turn_on`: guided.ACTION), areas and
-    floors (by id)."""
-    entities = sorted(home.states)
-    domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
-    actions = {
-        f"{entry.domain}.{service.name}"
-        for entry in home.entities.values()
-        for service in domain_of(entry.domain).services.values()
-        if service.supported_by(entry)
-    }
-    areas, floors = sorted(home.areas), sorted(home.floors)
-    return {
-        "entity_id": entities,
-        "domain": domains,
-        ACTION: sorted(actions),
-        "area": areas,
-        "area_id": areas,
-        "floor": floors,
-        "floor_id": floors,
-    }
 
 
 class ChatView:

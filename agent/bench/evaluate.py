@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from twin.tools import POLICY_CODES
 
-from ..chat import home_choices
 from ..episode import Limits, Trajectory
 from ..flywheel import runner
 from ..flywheel.blueprints import Blueprint
 from ..flywheel.datasets import _atomic
 from ..policies import AssistantMessage, Message, Policy
+from ..policies.guided import home_choices
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
 from .ha import Server, play_on_server

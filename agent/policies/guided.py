@@ -12,6 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from twin.domains import domain_of
+from twin.home import Home
+
 from . import PolicyError
 
 CALL_OPEN = "<tool_call>\n"
@@ -93,6 +96,30 @@ def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any]:
     if kinds == "array" or (isinstance(kinds, list) and "array" in kinds):
         return {"anyOf": [allowed, {"type": "array", "items": allowed, "minItems": 1}]}
     return allowed
+
+
+def home_choices(home: Home) -> dict[str, list[str]]:
+    """The values the home has for the tools' arguments that name something in it: entities,
+    their domains, the actions some entity offers (`light.turn_on`: ACTION), areas and
+    floors (by id)."""
+    entities = sorted(home.states)
+    domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
+    actions = {
+        f"{entry.domain}.{service.name}"
+        for entry in home.entities.values()
+        for service in domain_of(entry.domain).services.values()
+        if service.supported_by(entry)
+    }
+    areas, floors = sorted(home.areas), sorted(home.floors)
+    return {
+        "entity_id": entities,
+        "domain": domains,
+        ACTION: sorted(actions),
+        "area": areas,
+        "area_id": areas,
+        "floor": floors,
+        "floor_id": floors,
+    }
 
 
 class Guide:
