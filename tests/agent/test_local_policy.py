@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -144,3 +145,90 @@ def test_the_examples_devices_are_in_no_home(seed: int, kind: str | None) -> Non
         assert entity_id not in home.states
         assert entity_id.partition(".")[2].partition("_")[0] not in home.areas
     assert "Reading Lamp" not in names
+
+
+def test_smollm2_from_its_gguf_loads_trainable() -> None:
+    """transformers dequantises the wheel's GGUF to float32 but marks the model quantized, which
+    the Trainer refuses; load clears that mark."""
+    from transformers.trainer_utils import validate_quantization_for_training
+
+    model, _ = load()
+    validate_quantization_for_training(model)
+    assert not model.is_quantized
+    assert all(p.dtype.is_floating_point and p.requires_grad for p in model.parameters())
+
+
+@pytest.fixture(scope="module")
+def sharp(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The tiny model with its layers' weights scaled up, so that its replies depend on the
+    whole context (the tiny one's barely do) and a wrong KV cache changes them."""
+    model, tokenizer = tiny
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if ".layers." in name and name.endswith("proj.weight"):
+                weight.mul_(10)
+    return model, tokenizer
+
+
+def encoded_lengths(model: Any) -> list[int]:
+    """The number of tokens each forward pass of `model` encodes, from now on."""
+    lengths: list[int] = []
+    model.register_forward_pre_hook(
+        lambda module, args, kwargs: lengths.append(kwargs["input_ids"].shape[1]),
+        with_kwargs=True,
+    )
+    return lengths
+
+
+def fresh(
+    model: Any, tokenizer: Any, chat: list[dict[str, Any]], tools: Any = TOOLS, **options: Any
+) -> Any:
+    """The reply of a policy that has no cache yet."""
+    transformers.set_seed(0)
+    return LocalPolicy(model, tokenizer, max_new_tokens=12).generate(chat, tools, **options)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_a_conversation_reuses_the_cache_and_replies_as_without_it(
+    sharp: tuple[Any, Any], temperature: float
+) -> None:
+    model = copy.deepcopy(sharp[0])
+    lengths = encoded_lengths(model)
+    policy = LocalPolicy(model, sharp[1], max_new_tokens=12)
+    chat = CHAT[:2]
+    # Each call extends the last; the fourth asks something else in the same chat (the cache
+    # is cut where they part).
+    for question in ["And the fans?", "And the heaters?", None]:
+        transformers.set_seed(0)
+        lengths.clear()
+        message = policy.generate(chat, TOOLS, temperature=temperature)
+        assert message == fresh(*sharp, chat, temperature=temperature)
+        if len(chat) > 2:
+            assert lengths[0] < message.prompt_tokens / 5
+        if question is None:
+            break
+        chat = [*chat, message.to_openai(), {"role": "user", "content": question}]
+    transformers.set_seed(0)
+    lengths.clear()
+    chat = [CHAT[0], {"role": "user", "content": "Is the heating on?"}]
+    message = policy.generate(chat, TOOLS, temperature=temperature)
+    assert message == fresh(*sharp, chat, temperature=temperature)
+    assert policy.MIN_REUSE <= message.prompt_tokens - lengths[0] < message.prompt_tokens - 10
+    # The same prompt again (a retry): all of it is cached but its last token.
+    transformers.set_seed(0)
+    lengths.clear()
+    assert policy.generate(chat, TOOLS, temperature=temperature) == message
+    assert lengths[0] == 1
+
+
+def test_an_unrelated_prompt_starts_afresh(sharp: tuple[Any, Any]) -> None:
+    model = copy.deepcopy(sharp[0])
+    lengths = encoded_lengths(model)
+    policy = LocalPolicy(model, sharp[1], max_new_tokens=12)
+    policy.generate(CHAT, TOOLS)
+    chat: list[dict[str, Any]] = [{"role": "user", "content": "Which lights are there?"}]
+    lengths.clear()
+    message = policy.generate(chat, [])
+    assert message == fresh(*sharp, chat, [])
+    assert lengths[0] == message.prompt_tokens

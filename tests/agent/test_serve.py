@@ -16,7 +16,7 @@ from aiohttp import web
 from click.testing import CliRunner
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+transformers = pytest.importorskip("transformers")
 
 from agent.cli import main  # noqa: E402
 from agent.policies.local import LocalPolicy  # noqa: E402
@@ -69,7 +69,8 @@ class Scripted:
                 streamer.put(torch.tensor([token]))
             streamer.end()
         self.running -= 1
-        return torch.cat([input_ids, torch.tensor([new])], dim=1)
+        sequences = torch.cat([input_ids, torch.tensor([new])], dim=1)
+        return transformers.generation.GenerateDecoderOnlyOutput(sequences=sequences)
 
 
 class Broken(Scripted):
