@@ -27,3 +27,7 @@ main.add_command(data)
 main.add_command(watch)
 main.add_command(serve)
 main.add_command(train)
+
+
+if __name__ == "__main__":
+    main()

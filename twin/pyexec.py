@@ -350,6 +350,16 @@ def _compile(source: str) -> _Program:
         return _Program(None, error=message, error_code="syntax_error")
 
 
+def restricted(source: str) -> list[str]:
+    """The constructs of `source` the sandbox refuses (getattr, eval, exec, compile, dunders...),
+    for a reward that penalises them (RL's CodeCheck); none for code that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [label for label, _ in _restricted(tree)]
+
+
 def _restricted(tree: ast.AST) -> list[tuple[str, int]]:
     """Every forbidden construct of the tree, with its line."""
     found = []

@@ -46,7 +46,7 @@ from ..flywheel.blueprints import (
     check_split,
     make_blueprint,
 )
-from ..flywheel.user import ScriptedUser
+from ..flywheel.user import ScriptedUser, UserSimulator
 from ..policies import Policy
 from ..policies.teacher import TeacherPolicy
 from ..task import Intent
@@ -224,15 +224,18 @@ async def play(
     *,
     backend: Backend | None = None,
     view: View | None = None,
+    user: Callable[[Home], UserSimulator] | None = None,
 ) -> Trajectory:
     """An episode of `policy` on the blueprint in the twin (or on `backend`, which holds the
     blueprint's home, read by the verifier through `view`), with the scripted user (by `seed`,
-    else the blueprint's), the memory and the scenes in the prompt, verified by its conditions."""
+    else the blueprint's) or the `user` made for the episode's home, the memory and the scenes
+    in the prompt, verified by its conditions."""
     home, task = blueprint.home(), blueprint.task
+    seed = blueprint.seed if seed is None else seed
     return await run_episode(
         policy,
         backend or TwinBackend(home),
-        ScriptedUser(task, blueprint.seed if seed is None else seed, home=home),
+        ScriptedUser(task, seed, home=home) if user is None else user(home),
         conditions=task.conditions(home),
         limits=limits or Limits(),
         memory=blueprint.memory,

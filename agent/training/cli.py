@@ -1,13 +1,26 @@
-"""`homeflow train`: SFT (and, to come, step-wise RL) from a YAML run config."""
+"""`homeflow train sft|rl --config FILE`: SFT, then step-wise RL, from a YAML run config."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 
-from . import sft
+from . import rl, sft
+from .common import METRICS, TrainingError
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The run's YAML config (configs/sft_*.yaml, configs/rl_*.yaml).",
+)
+max_steps_option = click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="Stop after N optimizer steps."
+)
 
 
 @click.group()
@@ -16,23 +29,34 @@ def train() -> None:
 
 
 @train.command("sft")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The run's YAML config (configs/sft_*.yaml).",
-)
-@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Stop after N steps.")
+@config_option
+@max_steps_option
 def sft_command(config_path: Path, max_steps: int | None) -> None:
     """Fine-tune a causal LM on a flywheel dataset, loss on assistant turns only; the loss of
     every step goes to OUTPUT/metrics.jsonl and the model to OUTPUT."""
+    _run(sft, config_path, max_steps, "mean training loss", "train_loss")
+
+
+@train.command("rl")
+@config_option
+@max_steps_option
+def rl_command(config_path: Path, max_steps: int | None) -> None:
+    """Step-wise RLVE from an SFT model: episodes with a simulated user in the twin, actions
+    sampled in groups at the same state and rewarded by the verifier, the auditor and the code
+    and turn checks (GRPO, TRL); rewards, KL and entropy of every step go to
+    OUTPUT/metrics.jsonl and the model to OUTPUT. Scale out with `accelerate launch` (see
+    docs/scale_out.md)."""
+    _run(rl, config_path, max_steps, "mean loss", "train_loss")
+
+
+def _run(kind: Any, config_path: Path, max_steps: int | None, label: str, key: str) -> None:
     overrides = {} if max_steps is None else {"max_steps": max_steps}
     console = Console()
     try:
-        run = sft.load_config(config_path, **overrides)
-        metrics = sft.train(run, console)
-    except sft.SFTError as err:
+        run = kind.load_config(config_path, **overrides)
+        metrics = kind.train(run, console)
+    except TrainingError as err:
         raise click.UsageError(str(err)) from err
-    loss = metrics.get("train_loss", float("nan"))
-    console.print(f"mean training loss {loss:.4f}; model and {sft.METRICS} in {run.output}")
+    console.print(
+        f"{label} {metrics.get(key, float('nan')):.4f}; model and {METRICS} in {run.output}"
+    )

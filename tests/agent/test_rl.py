@@ -1,0 +1,282 @@
+"""Step-wise RLVE: rewards of hand-made actions, states replayed exactly, the states each variant
+trains, a GRPO step that moves a tiny policy toward the rewarded action, and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from agent.backends.twin import TwinBackend
+from agent.bench.instances import play
+from agent.cli import main
+from agent.flywheel.blueprints import Blueprint, make_blueprint
+from agent.flywheel.datasets import blueprint_row, write_dataset
+from agent.policies import AssistantMessage, Message, ToolCall
+from agent.policies.teacher import TeacherPolicy
+from agent.training import rl
+from agent.training.common import TrainingError
+
+SEED = 36  # a studio; one condition: state("light.studio_ceiling_light") == "off"
+LIGHT = "light.studio_ceiling_light"
+
+
+@cache
+def blueprint() -> Blueprint:
+    found = make_blueprint(SEED)
+    assert isinstance(found, Blueprint)
+    return found
+
+
+@cache
+def teacher_messages() -> list[Message]:
+    return asyncio.run(play(blueprint(), TeacherPolicy(blueprint().task, SEED))).messages
+
+
+def start() -> list[Message]:
+    """The state before the agent's first message: system prompt and request."""
+    return teacher_messages()[: rl.states(teacher_messages())[0]]
+
+
+def call(domain: str, service: str, entity_id: str) -> ToolCall:
+    arguments = {"domain": domain, "service": service, "target": {"entity_id": entity_id}}
+    return ToolCall("c1", "call_service", arguments)
+
+
+def rewards(outcome: rl.Outcome, variant: str = "step") -> dict[str, float]:
+    kwargs = {"outcome": [outcome.__dict__ | {}], "code_limit": [1000], "turn_limit": [3]}
+    return {f.__name__: f([None], **kwargs)[0] for f in rl.REWARDS[variant]}
+
+
+def score(action: AssistantMessage, messages: list[Message] | None = None) -> rl.Outcome:
+    words = lambda code: len(code.split())  # noqa: E731
+    return asyncio.run(rl.outcome(blueprint(), messages or start(), action, words))
+
+
+def test_the_right_action_is_rewarded_by_the_verifier_and_ends_the_task() -> None:
+    action = AssistantMessage("", (call("light", "turn_off", LIGHT),))
+    outcome = score(action)
+    assert (outcome.conditions, outcome.progress, outcome.success) == (1, 1.0, True)
+    assert rewards(outcome) == {
+        "verifier_reward": 1.0,
+        "auditor_reward": 0.0,
+        "format_reward": 0.0,
+        "code_check": 0.0,
+        "code_length": 0.0,
+        "turn_check": 0.0,
+    }
+    assert rewards(outcome, "st")["outcome_reward"] == 1.0
+
+
+def test_collateral_unknown_entities_and_unreadable_calls_are_penalised_exactly() -> None:
+    home = blueprint().home()
+    other = next(e for e in home.states if e != LIGHT and e.startswith("light."))
+    flip = "turn_off" if home.states[other].state == "on" else "turn_on"
+    collateral = score(AssistantMessage("", (call("light", flip, other),)))
+    assert rewards(collateral)["verifier_reward"] == -1.0
+    assert rewards(collateral, "st")["outcome_reward"] == 0.0
+    unknown = score(AssistantMessage("", (call("light", "turn_off", "light.nowhere"),)))
+    assert rewards(unknown)["auditor_reward"] == -0.3  # twin.auditor.PENALTIES["unknown_entity"]
+    assert rewards(unknown)["verifier_reward"] == 0.0
+    broken = score(AssistantMessage("", (), ("not JSON",)))
+    assert rewards(broken)["format_reward"] == -1.0
+    # Looking and replying change nothing: no reward either way.
+    look = score(AssistantMessage("", (ToolCall("c1", "get_state", {"entity_id": LIGHT}),)))
+    assert sum(rewards(look).values()) == 0.0
+    assert sum(rewards(score(AssistantMessage("Done."))).values()) == 0.0
+
+
+def test_code_check_code_length_and_turn_check() -> None:
+    sneaky = ToolCall("c1", "pyexec", {"code": "getattr(hass, 'states')"})
+    outcome = score(AssistantMessage("", (sneaky,)))
+    assert rewards(outcome)["code_check"] == -1.0
+    assert rewards(outcome)["auditor_reward"] == -1.0  # the sandbox refused it: restricted_code
+    long = ToolCall("c1", "pyexec", {"code": "x = 1\n" + "y = 2 # pad\n" * 400})
+    assert rewards(score(AssistantMessage("", (long,))))["code_length"] == -1.0
+    short = ToolCall("c1", "pyexec", {"code": "x = 1"})
+    assert rewards(score(AssistantMessage("", (short,))))["code_length"] == 0.0
+    late = [*start(), *[{"role": "user", "content": "And?"}] * 3]
+    assert rewards(score(AssistantMessage("Done."), late))["turn_check"] == -1.0
+
+
+def test_a_state_is_the_episodes_home_replayed_exactly() -> None:
+    """Replaying the teacher's calls gives the home its episode ended with."""
+    home = blueprint().home()
+    trajectory = asyncio.run(
+        play(blueprint(), TeacherPolicy(blueprint().task, SEED), backend=TwinBackend(home))
+    )
+    replayed, verifier = asyncio.run(rl.home_at(blueprint(), trajectory.messages))
+    assert {e: s.as_dict() for e, s in replayed.states.items()} == {
+        e: s.as_dict() for e, s in home.states.items()
+    }
+    assert verifier.step(replayed).done
+    assert trajectory.done
+
+
+def test_step_trains_every_state_and_st_only_the_final_action() -> None:
+    messages = teacher_messages()
+    found = rl.states(messages)
+    assert len(found) >= 2
+    rng = random.Random(0)
+    assert {rl.choose_state(messages, "step", rng) for _ in range(200)} == set(found)
+    final = rl.choose_state(messages, "st", rng)
+    assert messages[final]["tool_calls"]
+    assert not any(messages[i].get("tool_calls") for i in found if i > final)
+
+
+def test_bad_configs_are_refused_with_the_fix(tmp_path: Path) -> None:
+    base = {"model": str(tmp_path), "blueprints": str(tmp_path), "output": str(tmp_path / "out")}
+    for settings, message in [
+        ({"variant": "mc"}, "variant must be one of"),
+        ({"num_generations": 1}, "num_generations must be at least 2"),
+        ({"user": "llama"}, "user must be scripted or openai"),
+        ({"beeta": 0.1}, r"unknown keys \['beeta'\]"),
+        ({"output": str(Path(__file__).parent / "out")}, "inside the repository"),
+    ]:
+        with pytest.raises(TrainingError, match=message):
+            rl.make_run(base | settings)
+    with pytest.raises(TrainingError, match="homeflow data blueprints"):
+        rl.read_blueprints(tmp_path / "nowhere")
+    run = rl.make_run(base)
+    assert (run.kl, run.entropy) == (3e-3, 0.0)
+    assert (
+        rl.make_run(base | {"variant": "st"}).kl,
+        rl.make_run(base | {"variant": "st"}).entropy,
+    ) == (0.0, 1e-4)
+
+
+# --- GRPO on a tiny model ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_folder(tmp_path: Path, tiny: tuple[Any, Any]) -> Path:
+    """conftest's tiny Qwen3, saved: GRPO loads its KL reference from the folder."""
+    pytest.importorskip("trl")
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    return tmp_path / "tiny"
+
+
+def blueprints_dir(tmp_path: Path) -> Path:
+    write_dataset(tmp_path / "bp", "blueprints", [blueprint_row(blueprint())])
+    return tmp_path / "bp"
+
+
+def run_settings(tmp_path: Path, folder: Path, **more: Any) -> dict[str, Any]:
+    return {
+        "model": str(folder),
+        "blueprints": str(blueprints_dir(tmp_path)),
+        "output": str(tmp_path / "out"),
+        "max_steps": 1,
+        "episodes_per_step": 1,
+        "num_generations": 2,
+        "max_new_tokens": 8,
+        "max_turns": 1,
+        "max_tool_calls": 2,
+    } | more
+
+
+def action_text(entity_id: str) -> str:
+    arguments = {"domain": "light", "service": "turn_off", "target": {"entity_id": entity_id}}
+    return (
+        f"<tool_call>\n{json.dumps({'name': 'call_service', 'arguments': arguments})}\n</tool_call>"
+    )
+
+
+def test_a_grpo_step_moves_the_policy_toward_the_rewarded_action(
+    tmp_path: Path, tiny_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the state where the group acts, one action turns the right light off (+1) and the
+    other names no entity (-0.3): one step makes the first likelier against the second."""
+    import torch
+
+    from agent.policies.local import load
+
+    model, tokenizer = load(tiny_folder)
+    good, bad = (
+        tokenizer(action_text(e) + "<|im_end|>", add_special_tokens=False)["input_ids"]
+        for e in (LIGHT, "light.nowhere")
+    )
+    prompts: list[list[int]] = []
+
+    def group(sampler: rl.Sampler, messages: list[Message], tools: list[dict[str, Any]]) -> Any:
+        prompt = tokenizer(sampler.local.prompt(messages, tools), add_special_tokens=False)[
+            "input_ids"
+        ]
+        prompts.append(prompt)
+        return prompt, [good, bad], None
+
+    monkeypatch.setattr(rl.Sampler, "group", group)
+    run = rl.make_run(run_settings(tmp_path, tiny_folder, learning_rate=0.05))
+    trainer = rl.build_trainer(run, model, tokenizer, [blueprint()])
+
+    def margin() -> float:
+        def logp(completion: list[int]) -> float:
+            ids = torch.tensor([prompts[0] + completion])
+            with torch.no_grad():
+                logits = trainer.model(ids).logits[0, len(prompts[0]) - 1 : -1]
+            return float(logits.log_softmax(-1).gather(1, torch.tensor(completion)[:, None]).sum())
+
+        return logp(good) - logp(bad)
+
+    trainer.train()
+    after = margin()
+    fresh, _ = load(tiny_folder)
+    trainer.model = fresh
+    assert after > margin() + 1.0
+    logged = [
+        json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert logged[0]["rewards/verifier_reward/mean"] == pytest.approx(0.5)
+    assert logged[0]["rewards/auditor_reward/mean"] == pytest.approx(-0.15)
+
+
+def test_the_st_rollout_acts_at_the_final_action(
+    tmp_path: Path, tiny_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ST: the group's prompt is the dialogue before the episode's final action."""
+    from agent.policies.local import load
+
+    model, tokenizer = load(tiny_folder)
+    seen: list[list[Message]] = []
+
+    async def teacher_episode(*args: Any, **kwargs: Any) -> Any:
+        return await play(blueprint(), TeacherPolicy(blueprint().task, SEED))
+
+    def group(sampler: rl.Sampler, messages: list[Message], tools: list[dict[str, Any]]) -> Any:
+        seen.append(messages)
+        ids = tokenizer("Done.<|im_end|>", add_special_tokens=False)["input_ids"]
+        return [1, 2], [ids, ids], None
+
+    monkeypatch.setattr(rl, "play", teacher_episode)
+    monkeypatch.setattr(rl.Sampler, "group", group)
+    run = rl.make_run(run_settings(tmp_path, tiny_folder, variant="st"))
+    trainer = rl.build_trainer(run, model, tokenizer, [blueprint()])
+    out = rl.Rollout(run)([blueprint().to_json()] * 2, trainer)
+    messages = teacher_messages()
+    assert seen == [messages[: rl.final_state(messages)]]
+    assert out["prompt_ids"] == [[1, 2], [1, 2]]
+    assert [o["success"] for o in out["outcome"]] == [False, False]  # "Done." before acting
+
+
+def test_the_cli_runs_rl_and_saves_the_model_with_its_metrics(
+    tmp_path: Path, tiny_folder: Path
+) -> None:
+    config = tmp_path / "rl.yaml"
+    config.write_text(yaml.safe_dump(run_settings(tmp_path, tiny_folder)))
+    result = CliRunner().invoke(main, ["train", "rl", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "model.safetensors").exists()
+    logged = [
+        json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert "reward" in logged[0]
+    assert "kl" in logged[0]
