@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the `server` fixture is imported)
 """Step-wise RLVE: rewards of hand-made actions, states replayed exactly, the states each variant
 trains, a GRPO step that moves a tiny policy toward the rewarded action, and the CLI."""
 
@@ -8,6 +9,7 @@ import json
 import random
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,6 +25,7 @@ from agent.policies import AssistantMessage, Message, ToolCall
 from agent.policies.teacher import TeacherPolicy
 from agent.training import rl
 from agent.training.common import TrainingError
+from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
 
 SEED = 36  # a studio; one condition: state("light.studio_ceiling_light") == "off"
 LIGHT = "light.studio_ceiling_light"
@@ -280,3 +283,22 @@ def test_the_cli_runs_rl_and_saves_the_model_with_its_metrics(
     ]
     assert "reward" in logged[0]
     assert "kl" in logged[0]
+
+
+async def test_an_llm_user_speaks_in_the_episodes(
+    server: FakeServer, tmp_path: Path, tiny: tuple[Any, Any]
+) -> None:
+    """`user: openai:URL#MODEL`: the server plays the user of every episode."""
+    query = json.dumps({"query": "Thanks, that's all.", "reason": "done"})
+    call = {"id": "u1", "type": "function", "function": {"name": "post_process"}}
+    call["function"]["arguments"] = query  # type: ignore[index]
+    server.replies = [completion({"content": None, "tool_calls": [call]})] * 4
+    settings = {"user": f"openai:{server.url}#user", "max_turns": 2, "max_new_tokens": 4}
+    run = rl.make_run(run_settings(tmp_path, tmp_path, **settings))
+    model, tokenizer = tiny
+    sampler = rl.Sampler(run, SimpleNamespace(use_vllm=False, processing_class=tokenizer), model)
+    prompt, actions, _, outcomes = await rl.Rollout(run).group(blueprint(), sampler)
+    assert server.requests
+    assert {body["model"] for body, _ in server.requests} == {"user"}
+    assert len(actions) == len(outcomes) == 2
+    assert prompt
