@@ -227,14 +227,16 @@ class LocalPolicy:
             )
         sequence = output.sequences[0].tolist()
         self._keep(sequence, output.past_key_values)
-        prompt_length = len(ids)
-        new = sequence[prompt_length:]
+        return self.reply(sequence[len(ids) :], len(ids))
+
+    def reply(self, generated: list[int], prompt_tokens: int = 0) -> AssistantMessage:
+        """The message generated tokens say: the stop tokens dropped, tool calls read."""
+        new = list(generated)
         while new and new[-1] in self.stop_ids:
             new.pop()
-        text = self.tokenizer.decode(new, skip_special_tokens=False)
-        parsed = parse_tool_calls(text)
+        parsed = parse_tool_calls(self.tokenizer.decode(new, skip_special_tokens=False))
         return AssistantMessage(
-            parsed.content, parsed.tool_calls, parsed.errors, prompt_length, len(new)
+            parsed.content, parsed.tool_calls, parsed.errors, prompt_tokens, len(new)
         )
 
     def _reusable_cache(self, ids: list[int]) -> Any:

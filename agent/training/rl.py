@@ -54,7 +54,6 @@ from ..flywheel.datasets import DatasetError, dataset_file, read_rows
 from ..flywheel.mcts import Players, SynthesisConfig
 from ..policies import AssistantMessage, Message, PolicyError
 from ..policies.local import LocalPolicy, load, prompt_settings, save_prompt_settings
-from ..policies.toolcalls import parse_tool_calls
 from .common import (
     METRICS,
     Lora,
@@ -70,6 +69,7 @@ VARIANTS = ("step", "st")
 # KL to the reference and entropy bonus per variant, as in the paper's table 9.
 VARIANT_DEFAULTS = {"step": (3e-3, 0.0), "st": (0.0, 1e-4)}
 SCRIPTED = "scripted"
+MALFORMED = '"malformed_tool_call"'
 RewardFunction = Callable[..., list[float]]
 
 
@@ -77,7 +77,8 @@ RewardFunction = Callable[..., list[float]]
 class RLRun:
     """One RL run: `model` is an SFT output folder (the policy and the KL reference);
     `blueprints` a directory made by `homeflow data blueprints` (seeds apart from the SFT data's);
-    each optimizer step trains `episodes_per_step` states with `num_generations` actions each.
+    each optimizer step trains `episodes_per_step` states with `num_generations` actions each,
+    `micro_batch` sequences a forward pass (1 keeps memory low; raise it on a GPU).
     `beta` (KL) and `entropy_coef` default to the variant's; `user` is "scripted" or
     `openai:URL#MODEL` (an LLM user); `use_vllm` samples the group's actions with vLLM as TRL
     runs it (`vllm_mode` colocate, or server at `vllm_server`, e.g. http://10.0.0.2:8000, by
@@ -91,6 +92,7 @@ class RLRun:
     max_steps: int = 100
     episodes_per_step: int = 2
     num_generations: int = 4
+    micro_batch: int = 1
     learning_rate: float = 5e-6
     beta: float | None = None
     entropy_coef: float | None = None
@@ -116,6 +118,11 @@ class RLRun:
         if min(self.max_steps, self.episodes_per_step, self.max_turns, self.max_tool_calls) < 1:
             raise TrainingError(
                 "max_steps, episodes_per_step, max_turns and max_tool_calls must be >= 1"
+            )
+        if self.micro_batch < 1 or self.num_generations * self.episodes_per_step % self.micro_batch:
+            raise TrainingError(
+                "micro_batch must divide num_generations * episodes_per_step (the actions a step "
+                f"trains), got {self.micro_batch}"
             )
         if self.learning_rate <= 0 or self.temperature <= 0 or self.max_new_tokens < 1:
             raise TrainingError("learning_rate and temperature must be > 0, max_new_tokens >= 1")
@@ -190,6 +197,15 @@ def final_state(messages: Sequence[Message]) -> int:
     return (acting or states(messages))[-1]
 
 
+def user_turns(messages: Sequence[Message]) -> int:
+    """The user's utterances so far; the episode runner's answers to a malformed call (user
+    messages holding a malformed_tool_call error) are not turns."""
+    return sum(
+        message["role"] == "user" and MALFORMED not in (message.get("content") or "")
+        for message in messages
+    )
+
+
 def choose_state(messages: Sequence[Message], variant: str, rng: random.Random) -> int:
     """The state the group acts in: any of the agent's, uniformly (step), or the final
     action's (ST); after the last message if the agent never spoke."""
@@ -243,7 +259,7 @@ async def outcome(
         malformed=len(action.parse_errors),
         restricted=sum(len(restricted(code)) for code in codes),
         code_tokens=max(map(code_tokens, codes), default=0),
-        turn=sum(message["role"] == "user" for message in messages),
+        turn=user_turns(messages),
         success=report.done and not report.collateral,
     )
 
@@ -416,17 +432,9 @@ class Rollout:
             return len(tokenizer(code, add_special_tokens=False)["input_ids"])
 
         outcomes = [
-            await outcome(blueprint, before, parse_action(tokenizer, ids), tokens)
-            for ids in actions
+            await outcome(blueprint, before, sampler.local.reply(ids), tokens) for ids in actions
         ]
         return prompt, actions, logprobs, outcomes
-
-
-def parse_action(tokenizer: Any, ids: list[int]) -> AssistantMessage:
-    """The message a completion's tokens say, read as LocalPolicy reads its own."""
-    text = tokenizer.decode(ids, skip_special_tokens=True)
-    parsed = parse_tool_calls(text)
-    return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors)
 
 
 # --- the trainer ----------------------------------------------------------------------------------
@@ -457,8 +465,8 @@ def build_trainer(
         output_dir=str(run.output),
         max_steps=run.max_steps,
         learning_rate=run.learning_rate,
-        per_device_train_batch_size=run.num_generations,
-        gradient_accumulation_steps=run.episodes_per_step,
+        per_device_train_batch_size=run.micro_batch,
+        gradient_accumulation_steps=run.num_generations * run.episodes_per_step // run.micro_batch,
         num_generations=run.num_generations,
         max_completion_length=run.max_new_tokens,
         temperature=run.temperature,
@@ -473,7 +481,6 @@ def build_trainer(
         save_strategy="no",
         disable_tqdm=True,
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
-        gradient_checkpointing=torch.cuda.is_available(),  # on a CPU memory is not what binds
     )
     trainer: Any = GRPOTrainer(
         model=model,

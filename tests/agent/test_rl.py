@@ -26,6 +26,7 @@ from agent.policies.teacher import TeacherPolicy
 from agent.training import rl
 from agent.training.common import TrainingError
 from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
+from twin.tools import error
 
 SEED = 36  # a studio; one condition: state("light.studio_ceiling_light") == "off"
 LIGHT = "light.studio_ceiling_light"
@@ -107,6 +108,9 @@ def test_code_check_code_length_and_turn_check() -> None:
     assert rewards(score(AssistantMessage("", (short,))))["code_length"] == 0.0
     late = [*start(), *[{"role": "user", "content": "And?"}] * 3]
     assert rewards(score(AssistantMessage("Done."), late))["turn_check"] == -1.0
+    # The runner's answers to malformed calls come as user messages; they are not turns.
+    correction = {"role": "user", "content": json.dumps(error("malformed_tool_call", "bad JSON"))}
+    assert rl.user_turns([*start(), *[correction] * 3]) == 1
 
 
 def test_a_state_is_the_episodes_home_replayed_exactly() -> None:
