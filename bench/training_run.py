@@ -9,8 +9,9 @@ per-type bar chart and the training curves go to --report (committed).
 
     .venv/bin/python bench/training_run.py [--work DIR] [--report docs/training]
 
-The budget is set by the constants below (sized for 2 CPU cores: ~90 s per SFT step of 4 rows
-at 2,048 tokens, ~20 s per benchmark instance); `--plan` prints the commands without running them.
+The budget is set by the constants below, sized for 2 CPU cores: ~90 s per SFT step of 4 rows
+at 2,048 tokens, ~10 min per RL step of 2 episodes and 8 actions, ~20 s per benchmark instance
+(hours in all). `--plan` prints the commands without running them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import yaml
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 160, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
-RL = {"max_steps": 12, "episodes_per_step": 2, "num_generations": 4, "learning_rate": 1e-5}
+RL = {"max_steps": 8, "episodes_per_step": 2, "num_generations": 4, "learning_rate": 1e-5}
 SUBSET = 40  # the first N instances of each of the five task types: 200
 LIMITS = ["--max-turns", "3", "--max-tool-calls", "8"]
 MODELS = ("base", "sft_roleplay", "sft_mcts", "rl")
