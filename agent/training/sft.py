@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,8 +80,8 @@ def make_run(raw: Mapping[str, Any]) -> SFTRun:
         raise TrainingError(f"config: {err}") from err
 
 
-def sample_rows(run: SFTRun) -> list[Row]:
-    """The run's rows: `max_samples` of the dataset's, drawn with the run's seed."""
+def read_dataset(run: SFTRun) -> list[Row]:
+    """Every row of the run's dataset, at least `max_samples` of them."""
     if not run.dataset.is_dir():
         raise TrainingError(
             f"dataset {run.dataset} is not a directory; make one with `homeflow data`"
@@ -92,14 +92,49 @@ def sample_rows(run: SFTRun) -> list[Row]:
         raise TrainingError(str(err)) from err
     if not rows or "messages" not in rows[0]:
         raise TrainingError(f"{run.dataset} holds no trajectories (`homeflow data synthesize`)")
-    if run.max_samples is None:
-        return rows
-    if len(rows) < run.max_samples:
+    if run.max_samples is not None and len(rows) < run.max_samples:
         raise TrainingError(
             f"{run.dataset} has {len(rows)} rows, fewer than max_samples={run.max_samples}; "
             "synthesize more or lower max_samples for every variant compared"
         )
-    return random.Random(run.seed).sample(rows, run.max_samples)
+    return rows
+
+
+def sample_rows(
+    run: SFTRun, rows: list[Row], fits: Callable[[Row], bool] = lambda row: True
+) -> list[Row]:
+    """`max_samples` of the rows that fit, drawn with the run's seed: every variant compared
+    trains on exactly that many."""
+    order = list(rows)
+    random.Random(run.seed).shuffle(order)
+    chosen: list[Row] = []
+    for row in order:
+        if run.max_samples is not None and len(chosen) == run.max_samples:
+            break
+        if fits(row):
+            chosen.append(row)
+    if run.max_samples is not None and len(chosen) < run.max_samples:
+        raise TrainingError(
+            f"{run.dataset} has {len(chosen)} rows whose first reply starts within "
+            f"max_length={run.max_length} tokens, fewer than max_samples={run.max_samples}; "
+            "synthesize more, or lower max_samples for every variant compared"
+        )
+    return chosen
+
+
+def fits(policy: LocalPolicy, max_length: int | None) -> Callable[[Row], bool]:
+    """Whether a row's first reply starts within `max_length` tokens of the text `policy` is
+    trained on: a longer prompt leaves no assistant token to learn from."""
+
+    def starts_within(row: Row) -> bool:
+        if max_length is None:
+            return True
+        messages = row["messages"]
+        first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        text = policy.prompt(messages[:first], row_tools(row))
+        return len(policy.tokenizer(text, add_special_tokens=False)["input_ids"]) < max_length
+
+    return starts_within
 
 
 def build_trainer(
@@ -150,24 +185,30 @@ def training_chats(rows: list[Row], policy: LocalPolicy) -> list[dict[str, Any]]
     is the text it will see."""
     chats = []
     for row in rows:
-        tools = row["tools"]
-        messages, shown = policy.chat(
-            row["messages"], json.loads(tools) if isinstance(tools, str) else tools
-        )
+        messages, shown = policy.chat(row["messages"], row_tools(row))
         chats.append({"messages": messages} | ({"tools": shown} if shown else {}))
     return chats
+
+
+def row_tools(row: Row) -> list[dict[str, Any]]:
+    """A row's tools (JSON text in the flywheel's datasets)."""
+    tools = row["tools"]
+    return json.loads(tools) if isinstance(tools, str) else list(tools)
 
 
 def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     """Load the run's model, train it, and save it with its tokenizer to the output directory;
     the final training metrics."""
-    rows = sample_rows(run)  # the dataset's mistakes before the wait for the model
+    rows = read_dataset(run)  # the dataset's mistakes before the wait for the model
     try:
         model, tokenizer = load(run.model)
     except PolicyError as err:
         raise TrainingError(str(err)) from err
     model.train()
-    trainer = build_trainer(run, model, tokenizer, rows, console)
+    _ensure_training_template(tokenizer)
+    policy = LocalPolicy(model, tokenizer, compact=run.compact)
+    chosen = sample_rows(run, rows, fits(policy, run.max_length))
+    trainer = build_trainer(run, model, tokenizer, chosen, console)
     result = trainer.train()
     trainer.save_model(str(run.output))
     save_prompt_settings(run.output, compact=run.compact)

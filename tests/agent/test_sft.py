@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,10 @@ from agent.policies.local import LocalPolicy
 from agent.training.common import TrainingError
 from agent.training.sft import (
     build_trainer,
+    fits,
     load_config,
     make_run,
+    read_dataset,
     sample_rows,
     training_chats,
 )
@@ -80,7 +83,7 @@ def test_sft_lowers_the_loss_on_a_fixed_batch(tmp_path: Path, small: tuple[Any, 
             "max_length": None,
         }
     )
-    trainer = build_trainer(run, model.train(), tokenizer, sample_rows(run))
+    trainer = build_trainer(run, model.train(), tokenizer, sample_rows(run, read_dataset(run)))
     assert len(trainer.train_dataset) == 4
     fixed = [trainer.train_dataset[i] for i in range(2)]
     before = batch_loss(trainer, fixed)
@@ -184,4 +187,36 @@ def test_lora_without_peft_says_how_to_install_it(tmp_path: Path, small: tuple[A
     model, tokenizer = small
     run = make_run({"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "lora": {"r": 4}})
     with pytest.raises(TrainingError, match=r"pip install 'homeflow\[lora\]'"):
-        build_trainer(run, model, tokenizer, sample_rows(run))
+        build_trainer(run, model, tokenizer, sample_rows(run, read_dataset(run)))
+
+
+def test_every_variant_trains_on_exactly_max_samples_rows_that_fit(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    """A row whose prompt alone is longer than max_length has no assistant token to learn from
+    (TRL drops it): such rows are passed over, so the count trained on is max_samples."""
+    pytest.importorskip("trl")
+    model, tokenizer = small
+    policy = LocalPolicy(model, tokenizer, compact=True)
+    longer = copy.deepcopy(rows()[:3])
+    for row in longer:  # a bigger home: a longer device list
+        system = row["messages"][0]
+        header = "# Home devices (entity id: name)\n"
+        assert header in system["content"]
+        system["content"] = system["content"].replace(
+            header, header + "- light.attic: Attic\n" * 50
+        )
+    mixed = [*rows()[:3], *longer]
+    first = next(i for i, m in enumerate(longer[0]["messages"]) if m["role"] == "assistant")
+    text = policy.prompt(longer[0]["messages"][:first], json.loads(longer[0]["tools"]))
+    cut = len(tokenizer(text, add_special_tokens=False)["input_ids"])  # the longer ones miss it
+    run = make_run(
+        {"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "max_length": cut}
+        | {"max_samples": 3}
+    )
+    chosen = sample_rows(run, mixed, fits(policy, cut))
+    assert sorted(map(id, chosen)) == sorted(map(id, mixed[:3]))
+    trainer = build_trainer(run, model, tokenizer, chosen)
+    assert len(trainer.train_dataset) == 3
+    with pytest.raises(TrainingError, match="3 rows whose first reply starts within"):
+        sample_rows(replace(run, max_samples=4), mixed, fits(policy, cut))
