@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
-SFT = {"max_samples": 160, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
+SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
 RL = {"max_steps": 8, "episodes_per_step": 2, "num_generations": 4, "learning_rate": 1e-5}
 SUBSET = 40  # the first N instances of each of the five task types: 200
