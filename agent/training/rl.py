@@ -32,6 +32,7 @@ are imported here only, when a run is built.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ from rich.console import Console
 from twin.auditor import Policy as AuditPolicy
 from twin.home import Home
 from twin.pyexec import restricted
+from twin.tools import TOOL_SCHEMAS
 from twin.verifier import Verifier
 
 from ..backends.twin import TwinBackend
@@ -70,6 +72,7 @@ VARIANTS = ("step", "st")
 VARIANT_DEFAULTS = {"step": (3e-3, 0.0), "st": (0.0, 1e-4)}
 SCRIPTED = "scripted"
 MALFORMED = '"malformed_tool_call"'
+TOOLS = list(TOOL_SCHEMAS)  # the twin backend's, pyexec included
 RewardFunction = Callable[..., list[float]]
 
 
@@ -229,14 +232,31 @@ async def home_at(blueprint: Blueprint, messages: Sequence[Message]) -> tuple[Ho
     return home, verifier
 
 
-async def outcome(
+async def outcomes_at(
     blueprint: Blueprint,
     messages: Sequence[Message],
+    actions: Sequence[AssistantMessage],
+    code_tokens: Callable[[str], int],
+) -> list[Outcome]:
+    """Run each action at the state after `messages`, on its own copy of the home: the state
+    is replayed once and restored before each action."""
+    home, verifier = await home_at(blueprint, messages)
+    state = home.snapshot()
+    turn = user_turns(messages)
+    found = []
+    for action in actions:
+        home.restore(state)
+        found.append(await _outcome(home, copy.copy(verifier), action, code_tokens, turn))
+    return found
+
+
+async def _outcome(
+    home: Home,
+    verifier: Verifier,
     action: AssistantMessage,
     code_tokens: Callable[[str], int],
+    turn: int,
 ) -> Outcome:
-    """Run `action` at the state after `messages` on its own copy of the home."""
-    home, verifier = await home_at(blueprint, messages)
     backend = TwinBackend(home)
     auditor = AuditPolicy()
     before = set(verifier.collateral(home))
@@ -259,7 +279,7 @@ async def outcome(
         malformed=len(action.parse_errors),
         restricted=sum(len(restricted(code)) for code in codes),
         code_tokens=max(map(code_tokens, codes), default=0),
-        turn=user_turns(messages),
+        turn=turn,
         success=report.done and not report.collateral,
     )
 
@@ -424,16 +444,14 @@ class Rollout:
         finally:
             await players.close()
         before = episode.messages[: choose_state(episode.messages, self.run.variant, self.random)]
-        tools = TwinBackend(blueprint.home()).tool_schemas
-        prompt, actions, logprobs = await asyncio.to_thread(sampler.group, before, tools)
+        prompt, actions, logprobs = await asyncio.to_thread(sampler.group, before, TOOLS)
         tokenizer = sampler.local.tokenizer
 
         def tokens(code: str) -> int:
             return len(tokenizer(code, add_special_tokens=False)["input_ids"])
 
-        outcomes = [
-            await outcome(blueprint, before, sampler.local.reply(ids), tokens) for ids in actions
-        ]
+        replies = [sampler.local.reply(ids) for ids in actions]
+        outcomes = await outcomes_at(blueprint, before, replies, tokens)
         return prompt, actions, logprobs, outcomes
 
 

@@ -61,7 +61,7 @@ def rewards(outcome: rl.Outcome, variant: str = "step") -> dict[str, float]:
 
 def score(action: AssistantMessage, messages: list[Message] | None = None) -> rl.Outcome:
     words = lambda code: len(code.split())  # noqa: E731
-    return asyncio.run(rl.outcome(blueprint(), messages or start(), action, words))
+    return asyncio.run(rl.outcomes_at(blueprint(), messages or start(), [action], words))[0]
 
 
 def test_the_right_action_is_rewarded_by_the_verifier_and_ends_the_task() -> None:
