@@ -11,7 +11,11 @@ per-type bar chart and the training curves go to --report (committed).
 
 The budget is set by the constants below, sized for 2 CPU cores: ~90 s per SFT step of 4 rows
 at 2,048 tokens, ~10 min per RL step of 2 episodes and 8 actions, ~20 s per benchmark instance
-(hours in all). `--plan` prints the commands without running them.
+(hours in all). `--plan` prints the commands without running them; `--only` runs some stages, so
+that independent ones (the RL training and the other evaluations) can run side by side:
+
+    .venv/bin/python bench/training_run.py --only "data rl" rl &
+    .venv/bin/python bench/training_run.py --only "eval base" "eval sft_roleplay" "eval sft_mcts"
 """
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ import yaml
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
-RL = {"max_steps": 8, "episodes_per_step": 2, "num_generations": 4, "learning_rate": 1e-5}
+RL = {
+    "max_steps": 8,
+    "episodes_per_step": 2,
+    "num_generations": 4,
+    "learning_rate": 1e-5,
+    "save_steps": 1,  # an RL step takes minutes: a stopped run continues from the last one
+}
 SUBSET = 40  # the first N instances of each of the five task types: 200
 LIMITS = ["--max-turns", "3", "--max-tool-calls", "8"]
 MODELS = ("base", "sft_roleplay", "sft_mcts", "rl")
@@ -119,12 +129,20 @@ def main() -> None:
     )
     parser.add_argument("--report", type=Path, default=Path("docs/training"))
     parser.add_argument("--plan", action="store_true", help="print the commands and stop")
+    parser.add_argument(
+        "--only", nargs="+", metavar="STAGE", help="run only these stages (no report)"
+    )
     args = parser.parse_args()
     bench = args.work / "smarthome-bench-v1"
     todo = [
         ("bench", bench / "manifest.json", homeflow("bench", "generate", "-o", str(bench))),
         *stages(args.work, bench),
     ]
+    if args.only:
+        unknown = set(args.only) - {name for name, _, _ in todo}
+        if unknown:
+            parser.error(f"no stage {sorted(unknown)}; --plan lists them")
+        todo = [stage for stage in todo if stage[0] in args.only]
     # Evaluation workers share the 2 cores: one thread each.
     env = os.environ | {"OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     for name, done, command in todo:
@@ -136,7 +154,7 @@ def main() -> None:
             continue
         print(f"{name}: {' '.join(command)}", flush=True)
         subprocess.run(command, check=True, env=env if name.startswith("eval") else None)
-    if not args.plan:
+    if not args.plan and not args.only:
         report(args.work, args.report)
 
 

@@ -1,5 +1,5 @@
-"""What SFT and RL runs share: the error, YAML run configs that name their mistakes, LoRA, and
-the metrics log with a progress bar."""
+"""What SFT and RL runs share: the error, YAML run configs that name their mistakes, LoRA,
+checkpoints to resume from, and the metrics log with a progress bar."""
 
 from __future__ import annotations
 
@@ -94,21 +94,53 @@ def peft_config(lora: Lora | None) -> Any:
     )
 
 
+def checkpoint_args(save_steps: int) -> dict[str, Any]:
+    """Trainer arguments that keep the latest checkpoint every `save_steps` (0: none)."""
+    if save_steps < 0:
+        raise TrainingError(f"save_steps must be 0 (no checkpoints) or more, got {save_steps}")
+    if save_steps == 0:
+        return {"save_strategy": "no"}
+    return {"save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1}
+
+
+def last_checkpoint(output: Path) -> str | None:
+    """The latest checkpoint an interrupted run left in `output`, to continue from."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    found: str | None = get_last_checkpoint(str(output)) if output.is_dir() else None  # type: ignore[no-untyped-call]
+    return found
+
+
+def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]:
+    """Train, continuing from the last checkpoint in `output` if a run was interrupted, and save
+    the model with its tokenizer there; the final training metrics."""
+    resume = last_checkpoint(output)
+    if resume is not None:
+        (console or Console()).print(f"continuing from {resume}")
+    result = trainer.train(resume_from_checkpoint=resume)
+    trainer.save_model(str(output))
+    metrics: dict[str, float] = result.metrics
+    return metrics
+
+
 def metrics_callback(path: Path, console: Console, name: str) -> Any:
     """A TrainerCallback that shows a progress bar and appends every log (loss per step) to
-    `path` as JSON lines, in the main process only."""
+    `path` as JSON lines, in the main process only. The first log drops the lines from its step
+    on: a fresh run starts the file anew, and a resumed one replaces what it logged past its
+    checkpoint, so every step is logged once."""
     from transformers import TrainerCallback
 
     class MetricsLog(TrainerCallback):
         def __init__(self) -> None:
             self.progress = Progress(console=console)
             self.task: Any = None
+            self.started = False
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if not state.is_world_process_zero:  # under accelerate launch, one log for all
                 return
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("", encoding="utf-8")
+            path.touch()
             self.progress.start()
             self.task = self.progress.add_task(name, total=state.max_steps)
 
@@ -122,6 +154,10 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             if self.task is None:
                 return
             line = {"step": state.global_step, "epoch": state.epoch, **(logs or {})}
+            if not self.started:
+                self.started = True
+                kept = [old for old in read_metrics(path) if old["step"] < state.global_step]
+                path.write_text("".join(json.dumps(old) + "\n" for old in kept), encoding="utf-8")
             with path.open("a", encoding="utf-8") as file:
                 file.write(json.dumps(line) + "\n")
             shown = [f"{key} {line[key]:.4f}" for key in ("loss", "reward") if key in line]
@@ -133,3 +169,9 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
                 self.progress.stop()
 
     return MetricsLog()
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The logs in a run's metrics.jsonl, in order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

@@ -61,6 +61,8 @@ from .common import (
     Lora,
     TrainingError,
     check_output,
+    checkpoint_args,
+    fit,
     make_settings,
     metrics_callback,
     peft_config,
@@ -86,7 +88,8 @@ class RLRun:
     `openai:URL#MODEL` (an LLM user); `use_vllm` samples the group's actions with vLLM as TRL
     runs it (`vllm_mode` colocate, or server at `vllm_server`, e.g. http://10.0.0.2:8000, by
     default this node's port 8000); the episodes leading to a state are sampled with
-    transformers."""
+    transformers. `save_steps` > 0 keeps a checkpoint every that many steps, and a run whose
+    output holds one continues from it."""
 
     model: Path
     blueprints: Path
@@ -110,6 +113,7 @@ class RLRun:
     vllm_mode: str = "colocate"
     vllm_server: str | None = None
     lora: Lora | None = None
+    save_steps: int = 0
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -131,6 +135,7 @@ class RLRun:
             raise TrainingError("learning_rate and temperature must be > 0, max_new_tokens >= 1")
         if self.user != SCRIPTED and not self.user.startswith("openai:"):
             raise TrainingError(f"user must be scripted or openai:URL#MODEL, got {self.user!r}")
+        checkpoint_args(self.save_steps)  # refuses a negative one
         check_output(self.output)
 
     @property
@@ -407,7 +412,6 @@ class Rollout:
 
     def __init__(self, run: RLRun) -> None:
         self.run = run
-        self.random = random.Random(run.seed)
         self.limits = Limits(max_turns=run.max_turns, max_tool_calls=run.max_tool_calls)
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
@@ -416,11 +420,15 @@ class Rollout:
         size = self.run.num_generations
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "outcome": []}
         logprobs: list[list[float]] = []
+        # Seeded by step, so a run continued from a checkpoint draws what it would have drawn.
+        rng = random.Random(f"{self.run.seed}:{trainer.state.global_step}")
         with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model:
             sampler = Sampler(self.run, trainer, model)
             for start in range(0, len(prompts), size):
                 blueprint = Blueprint.from_json(prompts[start])
-                prompt, actions, sampled, outcomes = asyncio.run(self.group(blueprint, sampler))
+                prompt, actions, sampled, outcomes = asyncio.run(
+                    self.group(blueprint, sampler, rng)
+                )
                 out["prompt_ids"] += [prompt] * size
                 out["completion_ids"] += actions
                 out["outcome"] += [asdict(o) for o in outcomes]
@@ -433,17 +441,17 @@ class Rollout:
         }
 
     async def group(
-        self, blueprint: Blueprint, sampler: Sampler
+        self, blueprint: Blueprint, sampler: Sampler, rng: random.Random
     ) -> tuple[list[int], list[list[int]], list[list[float]] | None, list[Outcome]]:
         """One episode, its chosen state, and the group's actions there with their outcomes."""
-        seed = self.random.randrange(2**31)  # the user words each episode anew
+        seed = rng.randrange(2**31)  # the user words each episode anew
         players = Players(SynthesisConfig(user=self.run.user))  # its session lives in this loop
         try:
             user = lambda home: players.user(blueprint, seed, home)  # noqa: E731
             episode = await play(blueprint, sampler, seed, self.limits, user=user)
         finally:
             await players.close()
-        before = episode.messages[: choose_state(episode.messages, self.run.variant, self.random)]
+        before = episode.messages[: choose_state(episode.messages, self.run.variant, rng)]
         prompt, actions, logprobs = await asyncio.to_thread(sampler.group, before, TOOLS)
         tokenizer = sampler.local.tokenizer
 
@@ -496,7 +504,7 @@ def build_trainer(
         seed=run.seed,
         logging_steps=1,
         report_to=[],
-        save_strategy="no",
+        **checkpoint_args(run.save_steps),
         disable_tqdm=True,
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
     )
@@ -517,17 +525,15 @@ def build_trainer(
 
 
 def train(run: RLRun, console: Console | None = None) -> dict[str, float]:
-    """Load the SFT model, train it with step-wise RLVE, and save it, with its tokenizer and
-    prompt settings, to the output directory; the final training metrics."""
+    """Load the SFT model, train it with step-wise RLVE (from the output's last checkpoint, if
+    any), and save it, with its tokenizer and prompt settings, to the output directory; the final
+    training metrics."""
     blueprints = read_blueprints(run.blueprints)
     try:
         model, tokenizer = load(run.model)
     except PolicyError as err:
         raise TrainingError(str(err)) from err
     model.train()
-    trainer = build_trainer(run, model, tokenizer, blueprints, console)
-    result = trainer.train()
-    trainer.save_model(str(run.output))
+    metrics = fit(build_trainer(run, model, tokenizer, blueprints, console), run.output, console)
     save_prompt_settings(run.output, compact=prompt_settings(run.model).get("compact", False))
-    metrics: dict[str, float] = result.metrics
     return metrics

@@ -24,6 +24,8 @@ from .common import (
     Lora,
     TrainingError,
     check_output,
+    checkpoint_args,
+    fit,
     make_settings,
     metrics_callback,
     peft_config,
@@ -41,7 +43,9 @@ class SFTRun:
     rows are drawn from the dataset with `seed` (the same count for every variant compared);
     `max_steps` > 0 overrides `epochs`. `compact`: train on LocalPolicy's compact prompt (made
     for small models), else on the tokenizer's template with the tools' schemas; the trained
-    model is then prompted the same way (agent.policies.local.prompt_settings)."""
+    model is then prompted the same way (agent.policies.local.prompt_settings). `save_steps` > 0
+    keeps a checkpoint every that many steps, and a run whose output holds one continues from
+    it."""
 
     dataset: Path
     output: Path
@@ -54,6 +58,7 @@ class SFTRun:
     max_length: int | None = 2048
     lora: Lora | None = None
     compact: bool = True
+    save_steps: int = 0
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -64,6 +69,7 @@ class SFTRun:
             raise TrainingError("epochs and learning_rate must be > 0 and batch_size at least 1")
         if self.max_length is not None and self.max_length < 16:
             raise TrainingError(f"max_length must be at least 16 or null, got {self.max_length}")
+        checkpoint_args(self.save_steps)  # refuses a negative one
         check_output(self.output)
 
 
@@ -162,7 +168,7 @@ def build_trainer(
         seed=run.seed,
         logging_steps=1,
         report_to=[],
-        save_strategy="no",
+        **checkpoint_args(run.save_steps),
         disable_tqdm=True,
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),  # TRL's default needs it
     )
@@ -197,8 +203,8 @@ def row_tools(row: Row) -> list[dict[str, Any]]:
 
 
 def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
-    """Load the run's model, train it, and save it with its tokenizer to the output directory;
-    the final training metrics."""
+    """Load the run's model, train it (from the output's last checkpoint, if any), and save it
+    with its tokenizer to the output directory; the final training metrics."""
     rows = read_dataset(run)  # the dataset's mistakes before the wait for the model
     try:
         model, tokenizer = load(run.model)
@@ -208,11 +214,8 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     _ensure_training_template(tokenizer)
     policy = LocalPolicy(model, tokenizer, compact=run.compact)
     chosen = sample_rows(run, rows, fits(policy, run.max_length))
-    trainer = build_trainer(run, model, tokenizer, chosen, console)
-    result = trainer.train()
-    trainer.save_model(str(run.output))
+    metrics = fit(build_trainer(run, model, tokenizer, chosen, console), run.output, console)
     save_prompt_settings(run.output, compact=run.compact)
-    metrics: dict[str, float] = result.metrics
     return metrics
 
 

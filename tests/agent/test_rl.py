@@ -24,7 +24,7 @@ from agent.flywheel.datasets import blueprint_row, write_dataset
 from agent.policies import AssistantMessage, Message, ToolCall
 from agent.policies.teacher import TeacherPolicy
 from agent.training import rl
-from agent.training.common import TrainingError
+from agent.training.common import TrainingError, read_metrics
 from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
 from twin.tools import error
 
@@ -145,6 +145,7 @@ def test_bad_configs_are_refused_with_the_fix(tmp_path: Path) -> None:
         ({"num_generations": 1}, "num_generations must be at least 2"),
         ({"user": "llama"}, "user must be scripted or openai"),
         ({"beeta": 0.1}, r"unknown keys \['beeta'\]"),
+        ({"save_steps": -1}, "save_steps must be 0"),
         ({"output": str(Path(__file__).parent / "out")}, "inside the repository"),
     ]:
         with pytest.raises(TrainingError, match=message):
@@ -289,6 +290,42 @@ def test_the_cli_runs_rl_and_saves_the_model_with_its_metrics(
     assert "kl" in logged[0]
 
 
+def test_a_crashed_run_continues_from_its_last_checkpoint(
+    tmp_path: Path, tiny_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """save_steps 1: a run that dies in step 2 continues there, with step 1 neither redone nor
+    logged twice."""
+    rollouts: list[int] = []
+    rollout = rl.Rollout.__call__
+
+    def dies_once_in_step_2(self: rl.Rollout, prompts: list[Any], trainer: Any) -> Any:
+        rollouts.append(trainer.state.global_step)
+        if rollouts == [0, 1]:
+            raise RuntimeError("power cut")
+        return rollout(self, prompts, trainer)
+
+    monkeypatch.setattr(rl.Rollout, "__call__", dies_once_in_step_2)
+    config = tmp_path / "rl.yaml"
+    config.write_text(
+        yaml.safe_dump(run_settings(tmp_path, tiny_folder, max_steps=2, save_steps=1))
+    )
+    command = ["train", "rl", "--config", str(config)]
+    assert isinstance(CliRunner().invoke(main, command).exception, RuntimeError)
+    out = tmp_path / "out"
+    assert (out / "checkpoint-1").is_dir()
+    assert not (out / "model.safetensors").exists()
+    with (out / "metrics.jsonl").open("a") as log:  # as if logged after the checkpoint
+        log.write(json.dumps({"step": 2, "reward": 99.0}) + "\n")
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    assert "continuing from" in result.output
+    assert rollouts == [0, 1, 1]
+    logged = [line for line in read_metrics(out / "metrics.jsonl") if "reward" in line]
+    assert [line["step"] for line in logged] == [1, 2]
+    assert logged[1]["reward"] != 99.0
+    assert (out / "model.safetensors").exists()
+
+
 async def test_an_llm_user_speaks_in_the_episodes(
     server: FakeServer, tmp_path: Path, tiny: tuple[Any, Any]
 ) -> None:
@@ -301,7 +338,9 @@ async def test_an_llm_user_speaks_in_the_episodes(
     run = rl.make_run(run_settings(tmp_path, tmp_path, **settings))
     model, tokenizer = tiny
     sampler = rl.Sampler(run, SimpleNamespace(use_vllm=False, processing_class=tokenizer), model)
-    prompt, actions, _, outcomes = await rl.Rollout(run).group(blueprint(), sampler)
+    prompt, actions, _, outcomes = await rl.Rollout(run).group(
+        blueprint(), sampler, random.Random(0)
+    )
     assert server.requests
     assert {body["model"] for body, _ in server.requests} == {"user"}
     assert len(actions) == len(outcomes) == 2

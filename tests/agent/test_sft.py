@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from agent.cli import main
 from agent.flywheel.datasets import synthesis_record, write_dataset
 from agent.policies.local import LocalPolicy
-from agent.training.common import TrainingError
+from agent.training.common import TrainingError, read_metrics
 from agent.training.sft import (
     build_trainer,
     fits,
@@ -122,6 +122,45 @@ def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
     assert LocalPolicy.from_pretrained(tmp_path / "out").compact  # prompted as it was trained
 
 
+def test_a_crashed_run_continues_from_its_last_checkpoint(
+    tmp_path: Path, small: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """save_steps 1: a run that dies in its second step trains only that step when run again."""
+    from trl import SFTTrainer  # type: ignore[attr-defined]
+
+    model, tokenizer = small
+    model.save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    steps: list[int] = []
+    training_step = SFTTrainer.training_step
+
+    def dies_once_in_step_2(self: Any, *args: Any, **kwargs: Any) -> Any:
+        steps.append(self.state.global_step)
+        if steps == [0, 1]:
+            raise RuntimeError("power cut")
+        return training_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(SFTTrainer, "training_step", dies_once_in_step_2)
+    settings = {
+        "model": str(tmp_path / "tiny"),
+        "dataset": str(dataset(tmp_path)),
+        "output": str(tmp_path / "out"),
+        "max_samples": 4,
+        "batch_size": 2,
+        "save_steps": 1,
+    }
+    config = tmp_path / "sft.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    command = ["train", "sft", "--config", str(config)]
+    assert isinstance(CliRunner().invoke(main, command).exception, RuntimeError)
+    assert (tmp_path / "out" / "checkpoint-1").is_dir()
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    assert steps == [0, 1, 1]
+    logged = read_metrics(tmp_path / "out" / "metrics.jsonl")
+    assert [line["step"] for line in logged if "loss" in line] == [1, 2]
+
+
 def test_a_model_trains_on_the_prompts_it_will_see(small: tuple[Any, Any]) -> None:
     """Every assistant turn of a training chat follows exactly the text LocalPolicy prompts with
     at that point of the conversation."""
@@ -154,6 +193,7 @@ def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
         ({"lora": {"rank": 8}}, "lora: unknown keys ['rank']"),
         ({"dataset": None}, "config needs dataset"),
         ({"max_samples": 0}, "max_samples must be at least 1"),
+        ({"save_steps": -2}, "save_steps must be 0"),
         ({"output": str(CONFIGS / "out")}, "inside the repository"),
     ],
 )
