@@ -96,22 +96,23 @@ def test_sft_lowers_the_loss_on_a_fixed_batch(tmp_path: Path, small: tuple[Any, 
     assert [line["step"] for line in logged if "loss" in line] == list(range(1, 21))
 
 
+def cli_config(tmp_path: Path, small: tuple[Any, Any], **settings: Any) -> Path:
+    """A run config for the small model, saved as an HF folder, in batches of 2."""
+    model, tokenizer = small
+    model.save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    paths = {"model": tmp_path / "tiny", "dataset": dataset(tmp_path), "output": tmp_path / "out"}
+    config = tmp_path / "sft.yaml"
+    settings = {key: str(path) for key, path in paths.items()} | {"batch_size": 2} | settings
+    config.write_text(yaml.safe_dump(settings))
+    return config
+
+
 def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
     tmp_path: Path, small: tuple[Any, Any]
 ) -> None:
     pytest.importorskip("trl")
-    model, tokenizer = small
-    model.save_pretrained(tmp_path / "tiny")
-    tokenizer.save_pretrained(tmp_path / "tiny")
-    config = tmp_path / "sft.yaml"
-    settings = {
-        "model": str(tmp_path / "tiny"),
-        "dataset": str(dataset(tmp_path)),
-        "output": str(tmp_path / "out"),
-        "max_samples": 2,
-        "batch_size": 2,
-    }
-    config.write_text(yaml.safe_dump(settings))
+    config = cli_config(tmp_path, small, max_samples=2)
     result = CliRunner().invoke(main, ["train", "sft", "--config", str(config), "--max-steps", "2"])
     assert result.exit_code == 0, result.output
     assert "mean training loss" in result.output
@@ -128,9 +129,6 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     """save_steps 1: a run that dies in its second step trains only that step when run again."""
     from trl import SFTTrainer  # type: ignore[attr-defined]
 
-    model, tokenizer = small
-    model.save_pretrained(tmp_path / "tiny")
-    tokenizer.save_pretrained(tmp_path / "tiny")
     steps: list[int] = []
     training_step = SFTTrainer.training_step
 
@@ -141,16 +139,7 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
         return training_step(self, *args, **kwargs)
 
     monkeypatch.setattr(SFTTrainer, "training_step", dies_once_in_step_2)
-    settings = {
-        "model": str(tmp_path / "tiny"),
-        "dataset": str(dataset(tmp_path)),
-        "output": str(tmp_path / "out"),
-        "max_samples": 4,
-        "batch_size": 2,
-        "save_steps": 1,
-    }
-    config = tmp_path / "sft.yaml"
-    config.write_text(yaml.safe_dump(settings))
+    config = cli_config(tmp_path, small, max_samples=4, save_steps=1)
     command = ["train", "sft", "--config", str(config)]
     assert isinstance(CliRunner().invoke(main, command).exception, RuntimeError)
     assert (tmp_path / "out" / "checkpoint-1").is_dir()
