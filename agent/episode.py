@@ -5,7 +5,8 @@ until it replies without calling a tool. On the twin backend, a task's condition
 twin.verifier.Verifier after every tool call; once they all hold, the episode ends with the
 agent's next reply. Malformed tool calls (the policy's `parse_errors`) are answered with an error
 observation each, after the well-formed calls of the same message have run, and the policy tries
-again, a bounded number of times per turn.
+again, a bounded number of times per turn. An episode also ends once the conversation has
+outgrown what the policy can read (ContextFull: end_reason "context_full").
 
 Messages are in the OpenAI format (AssistantMessage.to_openai); results are
 `{"role": "tool", "tool_call_id", "name", "content": JSON text}`; an error observation for a
@@ -28,7 +29,7 @@ from twin.verifier import Report, Verifier
 
 from .backends import Backend, Result
 from .backends.twin import TwinBackend
-from .policies import AssistantMessage, Message, Policy, ToolCall
+from .policies import AssistantMessage, ContextFull, Message, Policy, ToolCall
 from .prompt import DEFAULT_MAX_CHARS, system_prompt
 
 if TYPE_CHECKING:
@@ -208,7 +209,11 @@ class EpisodeRun:
         trajectory = self.trajectory
         retries = 0
         while True:
-            reply = await self._act()
+            try:
+                reply = await self._act()
+            except ContextFull:
+                trajectory.end_reason = "context_full"
+                return False
             self._add(reply.to_openai())
             for call in reply.tool_calls:
                 if trajectory.tool_calls >= self.limits.max_tool_calls:

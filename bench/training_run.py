@@ -33,10 +33,12 @@ BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
 RL = {
-    "max_steps": 8,
+    "max_steps": 4,
     "episodes_per_step": 2,
     "num_generations": 4,
     "learning_rate": 1e-5,
+    "max_tool_calls": 4,  # keeps an episode (a trained sequence) within ~5k tokens; 8 passed 8k
+    "max_new_tokens": 128,  # a tool call takes 40-80
     "save_steps": 1,  # an RL step takes minutes: a stopped run continues from the last one
 }
 SUBSET = 40  # the first N instances of each of the five task types: 200

@@ -15,6 +15,10 @@ class PolicyError(Exception):
     answer, which comes back as an AssistantMessage with parse_errors."""
 
 
+class ContextFull(PolicyError):
+    """The conversation has grown past what the model can read: the episode cannot go on."""
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One tool the model asked to run."""

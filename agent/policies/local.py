@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import AssistantMessage, Message, PolicyError
+from . import AssistantMessage, ContextFull, Message, PolicyError
 from .guided import Choices, Guide
 from .toolcalls import parse_tool_calls
 
@@ -202,7 +202,8 @@ class LocalPolicy:
         streamer: Any = None,
     ) -> AssistantMessage:
         """The next message, computed here and now: greedy unless `temperature` > 0, the text
-        also fed to a transformers `streamer` (as `homeflow serve` streams it) if one is given."""
+        also fed to a transformers `streamer` (as `homeflow serve` streams it) if one is given.
+        It stops where the model's context window ends (ContextFull once no room is left)."""
         import torch
 
         encoded = self.tokenizer(
@@ -210,6 +211,7 @@ class LocalPolicy:
         )
         encoded = encoded.to(self.model.device)
         ids = encoded["input_ids"][0].tolist()
+        new_tokens = self.room(len(ids), max_new_tokens or self.max_new_tokens)
         guide = [self._processor(tools)] if self.guided and tools else None
         with torch.inference_mode():
             output = self.model.generate(
@@ -219,7 +221,7 @@ class LocalPolicy:
                 logits_processor=guide,
                 do_sample=temperature > 0,
                 temperature=temperature or None,
-                max_new_tokens=max_new_tokens or self.max_new_tokens,
+                max_new_tokens=new_tokens,
                 streamer=streamer,
                 repetition_penalty=self.repetition_penalty,
                 eos_token_id=self.stop_ids,
@@ -228,6 +230,18 @@ class LocalPolicy:
         sequence = output.sequences[0].tolist()
         self._keep(sequence, output.past_key_values)
         return self.reply(sequence[len(ids) :], len(ids))
+
+    def room(self, prompt_tokens: int, max_new_tokens: int) -> int:
+        """How many tokens may follow a prompt: `max_new_tokens`, or fewer where the model's
+        context window (max_position_embeddings) ends; ContextFull when none may."""
+        window: int | None = getattr(self.model.config, "max_position_embeddings", None)
+        if window is None:
+            return max_new_tokens
+        if prompt_tokens >= window:
+            raise ContextFull(
+                f"The conversation has {prompt_tokens} tokens and the model reads {window}"
+            )
+        return min(max_new_tokens, window - prompt_tokens)
 
     def reply(self, generated: list[int], prompt_tokens: int = 0) -> AssistantMessage:
         """The message generated tokens say: the stop tokens dropped, tool calls read."""

@@ -390,7 +390,7 @@ class Sampler:
                 do_sample=True,
                 temperature=self.run.temperature,
                 num_return_sequences=count,
-                max_new_tokens=self.run.max_new_tokens,
+                max_new_tokens=self.local.room(len(prompt), self.run.max_new_tokens),
                 eos_token_id=stops,
                 pad_token_id=tokenizer.pad_token_id or stops[0],
             )

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent.backends.twin import TwinBackend
 from agent.episode import Limits, Trajectory, run_episode
-from agent.policies import AssistantMessage
+from agent.policies import AssistantMessage, ContextFull
 from agent.policies import ToolCall as Call
 from twin.homemaker import make_home
 
@@ -141,6 +141,23 @@ async def test_the_tool_call_limit_ends_the_episode() -> None:
     assert refused["error"]["code"] == "tool_call_limit"
     assert trajectory.messages[-1]["tool_call_id"] == "c3"
     assert trajectory.turns == 1
+
+
+async def test_a_conversation_the_policy_cannot_read_ends_the_episode() -> None:
+    backend, light = light_home()
+
+    class Full(Scripted):
+        async def act(
+            self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        ) -> AssistantMessage:
+            if not self.script:
+                raise ContextFull("The conversation has 9000 tokens and the model reads 8192")
+            return await super().act(messages, tools)
+
+    trajectory = await run_episode(Full([turn_on(light)]), backend, ["Light, please", "more"])
+    assert trajectory.end_reason == "context_full"
+    assert (trajectory.turns, trajectory.tool_calls) == (1, 1)
+    assert trajectory.messages[-1]["role"] == "tool"  # what was done stays recorded
 
 
 async def test_a_malformed_call_gets_an_error_observation_and_a_retry() -> None:

@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from agent.backends.twin import TwinBackend  # noqa: E402
-from agent.policies import AssistantMessage, PolicyError  # noqa: E402
+from agent.policies import AssistantMessage, ContextFull, PolicyError  # noqa: E402
 from agent.policies.local import EXAMPLE_ENTITIES, LocalPolicy, load  # noqa: E402
 from agent.prompt import system_prompt  # noqa: E402
 from twin.homemaker import make_home  # noqa: E402
@@ -79,6 +79,19 @@ def test_greedy_generation_is_deterministic(tiny: tuple[Any, Any]) -> None:
     assert [(c.name, c.arguments) for c in first.tool_calls] == [
         (c.name, c.arguments) for c in second.tool_calls
     ]
+
+
+def test_generation_ends_where_the_models_context_window_does(tiny: tuple[Any, Any]) -> None:
+    """A reply is cut where max_position_embeddings ends; a prompt that fills it is refused."""
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    policy = LocalPolicy(model, tokenizer, max_new_tokens=8)
+    assert policy.generate(CHAT, TOOLS).completion_tokens == 8
+    size = len(tokenizer(policy.prompt(CHAT, TOOLS), add_special_tokens=False)["input_ids"])
+    model.config.max_position_embeddings = size + 2
+    assert policy.generate(CHAT, TOOLS).completion_tokens == 2
+    model.config.max_position_embeddings = size
+    with pytest.raises(ContextFull, match=f"has {size} tokens and the model reads {size}"):
+        policy.generate(CHAT, TOOLS)
 
 
 def test_templates_without_tools_get_them_in_the_system_prompt(tiny: tuple[Any, Any]) -> None:
