@@ -9,10 +9,14 @@ per-type bar chart and the training curves go to --report (committed).
 
     .venv/bin/python bench/training_run.py [--work DIR] [--report docs/training]
 
-The budget is set by the constants below, sized for 2 CPU cores: ~90 s per SFT step of 4 rows
-at 2,048 tokens, ~10 min per RL step of 2 episodes and 8 actions, ~20 s per benchmark instance
-(hours in all). `--plan` prints the commands without running them; `--only` runs some stages, so
-that independent ones (the RL training and the other evaluations) can run side by side:
+The budget is set by the constants below, sized for 2 CPU cores, as measured there: 1.5-2.5 min
+per SFT step of 4 rows at 2,048 tokens; about an hour per RL step of 2 episodes and 8 actions
+(sequences of ~6k tokens, forward and backward on one core); per benchmark instance, about 25
+core-seconds for the base model and 50 for a trained one, which keeps calling tools up to the
+limit. That is 10-15 hours in all, over several sittings: every stage resumes.
+
+`--plan` prints the commands without running them; `--only` runs some stages, so that
+independent ones (the RL training and the other evaluations) can run side by side:
 
     .venv/bin/python bench/training_run.py --only "data rl" rl &
     .venv/bin/python bench/training_run.py --only "eval base" "eval sft_roleplay" "eval sft_mcts"
@@ -33,13 +37,13 @@ BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
 RL = {
-    "max_steps": 4,
+    "max_steps": 2,
     "episodes_per_step": 2,
     "num_generations": 4,
     "learning_rate": 1e-5,
-    "max_tool_calls": 4,  # keeps an episode (a trained sequence) within ~5k tokens; 8 passed 8k
-    "max_new_tokens": 128,  # a tool call takes 40-80
-    "save_steps": 1,  # an RL step takes minutes: a stopped run continues from the last one
+    "max_tool_calls": 4,  # shorter episodes, shorter trained sequences (8 calls passed 8k tokens)
+    "max_new_tokens": 128,  # a tool call takes 30-80
+    "save_steps": 1,  # a stopped run continues from its last step
 }
 SUBSET = 40  # the first N instances of each of the five task types: 200
 LIMITS = ["--max-turns", "3", "--max-tool-calls", "8"]
