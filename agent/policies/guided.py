@@ -8,6 +8,7 @@ The grammar is xgrammar's (JSON Schema to a token mask); xgrammar is imported on
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -124,7 +125,11 @@ def home_choices(home: Home) -> dict[str, list[str]]:
 
 class Guide:
     """Builds, per set of tools and choices, a logits processor for `model.generate` that keeps
-    the text to a reply or a valid call; compiled grammars are cached."""
+    the text to a reply or a valid call. The latest KEPT compiled grammars are cached: an
+    episode asks for the same one every call, and each home's choices make a new one (about
+    2 MB with SmolLM2's vocabulary), which a long benchmark run would otherwise pile up."""
+
+    KEPT = 4
 
     def __init__(self, tokenizer: Any, vocab_size: int, stop_ids: Sequence[int]) -> None:
         try:
@@ -139,16 +144,15 @@ class Guide:
             tokenizer, vocab_size=vocab_size, stop_token_ids=list(stop_ids)
         )
         self._compiler = xgrammar.GrammarCompiler(info)
-        self._compiled: dict[str, Any] = {}
+        self.compiled = functools.lru_cache(maxsize=self.KEPT)(self._compile)
 
     def processor(self, tools: Sequence[Mapping[str, Any]], choices: Choices) -> Any:
         """A fresh (stateful) logits processor for one generation."""
-        schema = call_schema(tools, choices)
-        key = json.dumps(schema, sort_keys=True)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            compiled = self._compiled[key] = self._compiler.compile_grammar(self.grammar(schema))
-        return self._xgr.contrib.hf.LogitsProcessor(compiled)
+        schema = json.dumps(call_schema(tools, choices), sort_keys=True)
+        return self._xgr.contrib.hf.LogitsProcessor(self.compiled(schema))
+
+    def _compile(self, schema: str) -> Any:
+        return self._compiler.compile_grammar(self.grammar(json.loads(schema)))
 
     def grammar(self, schema: Mapping[str, Any]) -> Any:
         """A reply, or a call as `schema` says inside the `<tool_call>` tags (compact JSON)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.policies.guided import ACTION, call_schema
+from agent.policies.guided import ACTION, Guide, call_schema
 from agent.policies.local import LocalPolicy
 from twin.tools import TOOL_SCHEMAS, argument_mismatch
 
@@ -109,3 +109,20 @@ def test_a_guided_model_may_still_reply(tiny: tuple[Any, Any]) -> None:
     assert message.parse_errors == ()
     assert message.content
     assert not message.content.startswith("<")
+
+
+def test_the_guide_keeps_only_the_latest_grammars(tiny: tuple[Any, Any]) -> None:
+    """Each home's choices compile a grammar of their own; a benchmark run of many homes keeps
+    only the latest few, and an episode's repeated calls reuse its own."""
+    policy = LocalPolicy(*tiny, max_new_tokens=2, guided=True)
+    for home in range(Guide.KEPT + 3):
+        policy.choices = CHOICES | {"area": [f"room_{home}"]}
+        policy.generate(CHAT, TOOLS)
+        policy.generate(CHAT, TOOLS)
+    assert policy._guide is not None
+    cached = policy._guide.compiled.cache_info()
+    assert (cached.currsize, cached.misses, cached.hits) == (
+        Guide.KEPT,
+        Guide.KEPT + 3,
+        Guide.KEPT + 3,
+    )
