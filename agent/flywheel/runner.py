@@ -6,11 +6,12 @@ one JSONL file per session of the run, to which the driver appends each finished
 in flight and at most a partial last line, which reading drops; running again reads every
 shard, skips the keys done, and appends only new keys, so nothing is lost and nothing repeated.
 
-The work runs in a process pool by default (workers ignore Ctrl-C; the driver stops cleanly,
-keeping what finished), in-process with one worker, or as Ray tasks (`ray=True`, on the cluster
-at RAY_ADDRESS, else a local one). The driver does all the writing, so Ray tasks on other nodes
-need no shared disk. The work function must be importable at module level (a
-functools.partial of one is fine) and return JSON-able dicts.
+The work runs in a process pool by default (workers ignore Ctrl-C, the driver stops cleanly,
+keeping what finished; a worker whose driver was killed exits rather than linger), in-process
+with one worker, or as Ray tasks (`ray=True`, on the cluster at RAY_ADDRESS, else a local one).
+The driver does all the writing, so Ray tasks on other nodes need no shared disk. The work
+function must be importable at module level (a functools.partial of one is fine) and return
+JSON-able dicts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -149,7 +151,9 @@ def _pool_results(
     jobs: Sequence[tuple[str, Any]], work: Work, workers: int | None
 ) -> Iterator[tuple[str, Record]]:
     # Spawned, not forked: the driver may hold threads (the progress bar) and event loops.
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_ignore_int)
+    pool = ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_worker, initargs=(os.getpid(),)
+    )
     pending: dict[Future[Record], str] = {pool.submit(work, p): key for key, p in jobs}
     try:
         while pending:
@@ -160,9 +164,17 @@ def _pool_results(
         pool.shutdown(wait=not pending, cancel_futures=True)
 
 
-def _ignore_int() -> None:
-    """Leave Ctrl-C to the driver, which stops the run and keeps what finished."""
+def _worker(driver: int) -> None:
+    """Leave Ctrl-C to the driver, which stops the run and keeps what finished; exit once the
+    driver is gone (killed), instead of holding a model's memory for nothing."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_without, args=(driver,), daemon=True).start()
+
+
+def _exit_without(driver: int) -> None:
+    while os.getppid() == driver:
+        time.sleep(1)
+    os._exit(1)
 
 
 def _ray_results(jobs: Sequence[tuple[str, Any]], work: Work) -> Iterator[tuple[str, Record]]:

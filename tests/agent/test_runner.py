@@ -66,6 +66,50 @@ def test_resume_after_a_killed_run(tmp_path: Path) -> None:
     assert [row["seed"] for row in read_rows(out / "blueprints.jsonl")] == expected
 
 
+def pid_then_sleep(directory: str, job: int) -> dict[str, int]:
+    """Work that says which process runs it, then takes a minute."""
+    (Path(directory) / str(os.getpid())).touch()
+    time.sleep(60)
+    return {"job": job}
+
+
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has exited; nobody may reap it in a container
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
+    """SIGKILL only the driver: its workers leave within seconds instead of lingering."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script = (
+        "from functools import partial\n"
+        "from pathlib import Path\n"
+        "from agent.flywheel.runner import run\n"
+        "from tests.agent.test_runner import pid_then_sleep\n"
+        f"work = partial(pid_then_sleep, {str(pids)!r})\n"
+        f"run(Path({str(tmp_path / 'run')!r}), [('0', 0), ('1', 1)], work, {{}}, workers=2,"
+        " progress=False)\n"
+    )
+    driver = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parents[2])
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2:
+        assert driver.poll() is None, "the driver ended before its workers started"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    workers = [int(path.name) for path in pids.iterdir()]
+    driver.kill()
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(running, workers))
+
+
 def test_parallel_output_equals_serial(tmp_path: Path) -> None:
     work = partial(blueprint_record, error_rate=0.2)
     serial = run(tmp_path / "serial", jobs(30), work, CONFIG, workers=1, progress=False)
