@@ -33,6 +33,8 @@ from pathlib import Path
 
 import yaml
 
+from agent.training.common import METRICS, read_metrics
+
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
@@ -170,17 +172,11 @@ def report(work: Path, out: Path) -> None:
     results = [str(work / "eval" / name) for name in MODELS]
     subprocess.run(homeflow("bench", "compare", *results, "-o", str(out / "bench")), check=True)
     curves = {
-        name: _metrics(work / path / "metrics.jsonl")
+        name: read_metrics(work / path / METRICS)
         for name, path in (("sft_mcts", "sft/mcts"), ("sft_roleplay", "sft/roleplay"), ("rl", "rl"))
     }
     (out / "curves.json").write_text(json.dumps(curves, indent=1), encoding="utf-8")
     _plot(curves, out / "curves.png")
-
-
-def _metrics(path: Path) -> list[dict[str, float]]:
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
 
 
 def _plot(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
@@ -196,7 +192,7 @@ def _plot(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
     sft.set(title="SFT training loss", xlabel="step", ylabel="loss")
     sft.legend()
     points = [(m["step"], m["reward"]) for m in curves["rl"] if "reward" in m]
-    rl.plot(*zip(*points, strict=True), label="mean step reward")
+    rl.plot(*zip(*points, strict=True), marker="o", label="mean step reward")  # a few steps
     rl.set(title="Step-wise RL", xlabel="step", ylabel="reward")
     rl.legend()
     figure.tight_layout()

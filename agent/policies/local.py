@@ -234,8 +234,7 @@ class LocalPolicy:
     def room(self, prompt_tokens: int, max_new_tokens: int) -> int:
         """How many tokens may follow a prompt: `max_new_tokens`, or fewer where the model's
         context window (max_position_embeddings) ends; ContextFull when none may."""
-        config = getattr(self.model, "config", None)  # stand-ins for a model may have none
-        window: int | None = getattr(config, "max_position_embeddings", None)
+        window: int | None = getattr(self.model.config, "max_position_embeddings", None)
         if window is None:
             return max_new_tokens
         if prompt_tokens >= window:

@@ -131,10 +131,10 @@ def sample_rows(
 def fits(policy: LocalPolicy, max_length: int | None) -> Callable[[Row], bool]:
     """Whether a row's first reply starts within `max_length` tokens of the text `policy` is
     trained on: a longer prompt leaves no assistant token to learn from."""
+    if max_length is None:
+        return lambda row: True
 
     def starts_within(row: Row) -> bool:
-        if max_length is None:
-            return True
         messages = row["messages"]
         first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
         text = policy.prompt(messages[:first], row_tools(row))

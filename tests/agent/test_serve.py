@@ -8,6 +8,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -47,6 +48,7 @@ class Scripted:
     streamer token by token as transformers' generate does."""
 
     device = "cpu"
+    config = SimpleNamespace(max_position_embeddings=8192)  # SmolLM2's context window
 
     def __init__(self, tokenizer: Any, reply: str, *, delay: float = 0.0) -> None:
         self.tokens = tokenizer(reply, add_special_tokens=False)["input_ids"]
