@@ -25,7 +25,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from jinja2 import TemplateError
 
-from .policies import AssistantMessage, Message, PolicyError
+from .policies import AssistantMessage, ContextFull, Message, PolicyError
 from .policies.local import LocalPolicy
 
 _LOGGER = logging.getLogger(__name__)
@@ -401,10 +401,14 @@ class _Events:
 
 
 async def _result(job: asyncio.Future[AssistantMessage]) -> AssistantMessage:
-    """The generated message; a failed generation is logged and becomes a server error."""
+    """The generated message; a conversation longer than the model reads is refused as OpenAI
+    refuses it (code context_length_exceeded), and any other failure is logged and becomes a
+    server error."""
     try:
         # Shielded: a request that goes away must not cancel a generation still running.
         return await asyncio.shield(job)
+    except ContextFull as exc:
+        raise APIError(str(exc), "messages", code="context_length_exceeded") from None
     except Exception as exc:
         _LOGGER.exception("Generation failed")
         raise APIError(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,11 +15,20 @@ from typing import Any
 
 import aiohttp
 
-from . import AssistantMessage, Message, PolicyError, ToolCall
+from . import AssistantMessage, ContextFull, Message, PolicyError, ToolCall
 from .toolcalls import parse_arguments, parse_tool_calls
 
 _LOGGER = logging.getLogger(__name__)
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# How servers say the conversation has outgrown the model's window: OpenAI (code
+# context_length_exceeded, "maximum context length"), vLLM ("maximum context length", "longer than
+# the maximum model length"), llama.cpp (exceed_context_size_error), Ollama ("exceeds the context
+# length").
+_CONTEXT_FULL = re.compile(
+    r"context_length_exceeded|maximum context length|longer than the maximum model length"
+    r"|exceed_context_size_error|exceeds the (available )?context (size|length)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,7 @@ class OpenAIPolicy:
 
     Connection errors, 5xx and 429 are retried `retries` times with exponential backoff; a
     timeout is not (a slow server would only be asked again to be slow) and raises PolicyError.
+    A server's "context length exceeded" raises ContextFull, so an episode ends "context_full".
     A `session` given (Home Assistant's shared one) is used and left open; otherwise the policy
     opens its own: use it within one event loop and `await close()` (or `async with`) when done.
     """
@@ -162,6 +173,8 @@ class OpenAIPolicy:
                 _LOGGER.debug("%s answered %s; retrying", self.url, problem)
                 continue
             if response.status >= 400:
+                if _CONTEXT_FULL.search(text):
+                    raise ContextFull(f"{self.url} cannot read a conversation this long: {text}")
                 raise PolicyError(
                     f"{self.url} refused the request with HTTP {response.status}: {text}"
                     + (" (check the API key)" if response.status in (401, 403) else "")
@@ -183,6 +196,10 @@ class OpenAIPolicy:
         except ValueError as exc:
             raise PolicyError(f"{self.url} streamed invalid JSON: {exc}") from None
         if not isinstance(event, dict) or "error" in event:
+            if _CONTEXT_FULL.search(data):
+                raise ContextFull(
+                    f"{self.url} cannot read a conversation this long: {self._redact(data)}"
+                )
             raise PolicyError(f"{self.url} streamed an error: {self._redact(data)}")
         return event
 

@@ -25,7 +25,7 @@ from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.json import json_dumps
 
-from agent.policies import AssistantMessage, Message, PolicyError, ToolCall
+from agent.policies import AssistantMessage, ContextFull, Message, PolicyError, ToolCall
 from agent.policies.local import LocalPolicy
 from agent.policies.openai import Delta, OpenAIPolicy
 
@@ -127,6 +127,11 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
                     self.entity_id, self._chat_deltas(messages, tools)
                 ):
                     pass
+            except ContextFull as err:
+                raise HomeAssistantError(
+                    "Sorry, this conversation is longer than the model can read; "
+                    f"please start a new one ({err})"
+                ) from err
             except PolicyError as err:
                 raise HomeAssistantError(
                     f"Sorry, I had a problem talking to the model: {err}"

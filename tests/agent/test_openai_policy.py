@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from agent.policies import PolicyError
+from agent.policies import ContextFull, PolicyError
 from agent.policies.openai import Delta, OpenAIPolicy
 
 KEY = "sk-secret-123"
@@ -173,6 +173,38 @@ async def test_a_response_without_choices_is_an_error(server: FakeServer) -> Non
             await policy.act(MESSAGES, TOOLS)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # OpenAI
+        '{"error": {"message": "This model\'s maximum context length is 8192 tokens.", '
+        '"code": "context_length_exceeded"}}',
+        # vLLM
+        '{"object": "error", "message": "The decoder prompt (length 9000) is longer than the '
+        'maximum model length of 8192."}',
+        # llama.cpp
+        '{"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context '
+        'size (8192 tokens)", "type": "exceed_context_size_error"}}',
+    ],
+)
+async def test_a_conversation_too_long_for_the_server_is_context_full(
+    server: FakeServer, body: str
+) -> None:
+    server.replies.append(status(400, body))
+    async with OpenAIPolicy(server.url, "m") as policy:
+        with pytest.raises(ContextFull, match="cannot read a conversation this long"):
+            await policy.act(MESSAGES, TOOLS)
+    assert len(server.requests) == 1  # not retried: the same request would fail the same way
+
+
+async def test_another_bad_request_is_not_context_full(server: FakeServer) -> None:
+    server.replies.append(status(400, '{"error": {"message": "unknown model m"}}'))
+    async with OpenAIPolicy(server.url, "m") as policy:
+        with pytest.raises(PolicyError, match="HTTP 400") as raised:
+            await policy.act(MESSAGES, TOOLS)
+    assert not isinstance(raised.value, ContextFull)
+
+
 async def collect(policy: OpenAIPolicy) -> list[Delta]:
     return [delta async for delta in policy.stream(MESSAGES, TOOLS)]
 
@@ -236,6 +268,14 @@ async def test_a_streamed_error_is_a_policy_error_without_the_key(server: FakeSe
         # A stream that ends without [DONE] is complete; one that is not JSON is an error.
         assert await collect(policy) == [Delta("a")]
         with pytest.raises(PolicyError, match="streamed invalid JSON"):
+            await collect(policy)
+
+
+async def test_a_streamed_context_error_is_context_full(server: FakeServer) -> None:
+    error = {"error": {"message": "maximum context length is 8192 tokens", "code": 400}}
+    server.replies.append(raw(f"data: {json.dumps(error)}\n\n"))
+    async with OpenAIPolicy(server.url, "m") as policy:
+        with pytest.raises(ContextFull, match="maximum context length"):
             await collect(policy)
 
 

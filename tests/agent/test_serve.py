@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from agent.cli import main  # noqa: E402
+from agent.policies import ContextFull  # noqa: E402
 from agent.policies.local import LocalPolicy  # noqa: E402
 from agent.policies.openai import OpenAIPolicy  # noqa: E402
 from agent.serve import ChatServer  # noqa: E402
@@ -350,6 +351,25 @@ async def test_a_failed_generation_is_a_server_error(tiny: tuple[Any, Any]) -> N
     assert response["error"]["type"] == "server_error"
     assert "out of memory" in response["error"]["message"]
     assert events[-2]["error"]["type"] == "server_error"
+
+
+async def test_a_conversation_longer_than_the_window_is_refused_as_openai_does(
+    tiny: tuple[Any, Any],
+) -> None:
+    model = Scripted(tiny[1], "Hi.")
+    model.config = SimpleNamespace(max_position_embeddings=10)
+    async with serving(LocalPolicy(model, tiny[1])) as (url, session):
+        status, response = await complete(session, url)
+        events = await stream(session, url)
+        async with OpenAIPolicy(url, NAME) as client:
+            with pytest.raises(ContextFull, match="the model reads 10"):
+                await client.act(MESSAGES, TOOLS)
+            with pytest.raises(ContextFull, match="the model reads 10"):
+                [delta async for delta in client.stream(MESSAGES, TOOLS)]
+    assert status == 400
+    assert response["error"]["code"] == "context_length_exceeded"
+    assert events[-2]["error"]["code"] == "context_length_exceeded"
+    assert model.prompts == []  # refused before generating
 
 
 async def test_openai_policy_through_the_server(tiny: tuple[Any, Any]) -> None:

@@ -44,7 +44,9 @@ class FakeModelServer:
     one model at GET /v1/models."""
 
     def __init__(self) -> None:
+        # A list of deltas is streamed; a status is answered with `error_text`.
         self.replies: list[list[dict[str, Any]] | int] = []
+        self.error_text = "the model is not loaded"
         self.requests: list[dict[str, Any]] = []
         self.url = ""
 
@@ -55,7 +57,7 @@ class FakeModelServer:
         self.requests.append(await request.json())
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(reply, int):
-            return web.Response(status=reply, text="the model is not loaded")
+            return web.Response(status=reply, text=self.error_text)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for delta in reply:
@@ -210,6 +212,24 @@ async def test_a_server_error_is_a_clear_conversation_error(
     assert "problem talking to the model" in speech
     assert "HTTP 400: the model is not loaded" in speech
     assert hass.states.get(light).state == "off"
+
+
+async def test_a_conversation_too_long_for_the_model_asks_for_a_new_one(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server)
+    server.replies.append(400)
+    server.error_text = json.dumps(
+        {"error": {"message": "maximum context length is 8192 tokens", "code": 400}}
+    )
+
+    result = await converse(hass, "Turn on the light")
+
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    speech = result.response.speech["plain"]["speech"]
+    assert "longer than the model can read; please start a new one" in speech
+    assert "maximum context length is 8192 tokens" in speech
+    assert len(server.requests) == 1
 
 
 async def start_agent_flow(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, Any]:
