@@ -173,8 +173,7 @@ class OpenAIPolicy:
                 _LOGGER.debug("%s answered %s; retrying", self.url, problem)
                 continue
             if response.status >= 400:
-                if _CONTEXT_FULL.search(text):
-                    raise ContextFull(f"{self.url} cannot read a conversation this long: {text}")
+                self._check_context(text)
                 raise PolicyError(
                     f"{self.url} refused the request with HTTP {response.status}: {text}"
                     + (" (check the API key)" if response.status in (401, 403) else "")
@@ -196,12 +195,16 @@ class OpenAIPolicy:
         except ValueError as exc:
             raise PolicyError(f"{self.url} streamed invalid JSON: {exc}") from None
         if not isinstance(event, dict) or "error" in event:
-            if _CONTEXT_FULL.search(data):
-                raise ContextFull(
-                    f"{self.url} cannot read a conversation this long: {self._redact(data)}"
-                )
+            self._check_context(data)
             raise PolicyError(f"{self.url} streamed an error: {self._redact(data)}")
         return event
+
+    def _check_context(self, error: str) -> None:
+        """ContextFull if a server's `error` says the conversation outgrew the model's window."""
+        if _CONTEXT_FULL.search(error):
+            raise ContextFull(
+                f"{self.url} cannot read a conversation this long: {self._redact(error)}"
+            )
 
     def _too_slow(self) -> str:
         return f"{self.url} did not answer within {self.timeout} s; raise the timeout"
