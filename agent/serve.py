@@ -118,12 +118,7 @@ class ChatServer:
         except ValueError as exc:
             raise APIError(f"The body is not valid JSON: {exc}") from None
         chat = parse_request(body, self.name, self.policy.max_new_tokens)
-        try:
-            self.policy.prompt(chat.messages, chat.tools)
-        except (TemplateError, PolicyError) as exc:
-            raise APIError(
-                f"The model's chat template cannot render these messages: {exc}", "messages"
-            ) from None
+        self._check_prompt(chat)
         if chat.stream:
             return await self._stream(request, chat)
         message = await _result(await self._generation(chat))
@@ -145,6 +140,22 @@ class ChatServer:
                 "usage": _usage(message),
             }
         )
+
+    def _check_prompt(self, chat: ChatRequest) -> None:
+        """Refuse, before anything is generated or streamed, a conversation that the chat template
+        cannot render or that is longer than the model reads (as OpenAI refuses it: 400, code
+        context_length_exceeded)."""
+        try:
+            prompt = self.policy.prompt(chat.messages, chat.tools)
+        except (TemplateError, PolicyError) as exc:
+            raise APIError(
+                f"The model's chat template cannot render these messages: {exc}", "messages"
+            ) from None
+        tokens = self.policy.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        try:
+            self.policy.room(len(tokens), chat.max_tokens)
+        except ContextFull as exc:
+            raise APIError(str(exc), "messages", code="context_length_exceeded") from None
 
     async def _stream(self, request: web.Request, chat: ChatRequest) -> web.StreamResponse:
         """The reply as server-sent events: content as it is generated, tool calls once parsed,
@@ -401,14 +412,10 @@ class _Events:
 
 
 async def _result(job: asyncio.Future[AssistantMessage]) -> AssistantMessage:
-    """The generated message; a conversation longer than the model reads is refused as OpenAI
-    refuses it (code context_length_exceeded), and any other failure is logged and becomes a
-    server error."""
+    """The generated message; a failure is logged and becomes a server error."""
     try:
         # Shielded: a request that goes away must not cancel a generation still running.
         return await asyncio.shield(job)
-    except ContextFull as exc:
-        raise APIError(str(exc), "messages", code="context_length_exceeded") from None
     except Exception as exc:
         _LOGGER.exception("Generation failed")
         raise APIError(
