@@ -110,9 +110,10 @@ def plot_success(results: Sequence[Results], path: Path) -> None:
 
 def write_report(results: Sequence[Results], stem: Path) -> list[Path]:
     """`stem`.md (one evaluation's table, or the comparison of several) and `stem`.png (the
-    chart); the paths written."""
+    chart), in a folder made if need be; the paths written."""
     table = markdown(results[0]) if len(results) == 1 else compare_markdown(results)
     text, chart = stem.with_suffix(".md"), stem.with_suffix(".png")
+    stem.parent.mkdir(parents=True, exist_ok=True)
     text.write_text(table, encoding="utf-8")
     plot_success(results, chart)
     return [text, chart]

@@ -259,7 +259,7 @@ def test_run_report_and_compare_commands(bench_dir: Path, tmp_path: Path) -> Non
     result = cli.invoke(report, [str(tmp_path / TEACHER / "results.json")])
     assert result.exit_code == 0, result.output
     assert "100.0%" in (tmp_path / TEACHER / "results.md").read_text()
-    stem = tmp_path / "both"
+    stem = tmp_path / "report" / "both"  # a folder not made yet
     result = cli.invoke(compare, [str(tmp_path / TEACHER), str(tmp_path / NOOP), "-o", str(stem)])
     assert result.exit_code == 0, result.output
     assert "| results | policy | QT2 | QT4 | overall |" in stem.with_suffix(".md").read_text()
