@@ -52,7 +52,7 @@ def load_results(path: Path) -> Results:
 def markdown(results: Results) -> str:
     """A table of one evaluation: a row per task type and overall."""
     lines = [
-        f"**{results.name}** (policy `{results.config.get('policy', '?')}`)",
+        f"**{results.name}** (policy `{_policy(results)}`)",
         "",
         "| type | instances | success | " + " | ".join(HEADERS) + " |",
         "|---|---:|---:|" + "---:|" * len(METRICS),
@@ -77,7 +77,7 @@ def compare_markdown(results: Sequence[Results]) -> str:
             _percent(result.summary[t]["success"]) if t in result.summary else "-" for t in types
         ]
         overall = result.summary[OVERALL]
-        cells = [result.name, f"`{result.config.get('policy', '?')}`", *success]
+        cells = [result.name, f"`{_policy(result)}`", *success]
         cells += [_percent(overall["success"]), *_metrics(overall)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -117,6 +117,11 @@ def write_report(results: Sequence[Results], stem: Path) -> list[Path]:
     text.write_text(table, encoding="utf-8")
     plot_success(results, chart)
     return [text, chart]
+
+
+def _policy(results: Results) -> str:
+    """The policy as run, with the user's home folder written `~`: tables get shared."""
+    return str(results.config.get("policy", "?")).replace(str(Path.home()), "~")
 
 
 def _types(results: Sequence[Results]) -> list[str]:

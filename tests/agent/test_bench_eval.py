@@ -17,6 +17,7 @@ from agent.bench.commands import compare, report, run
 from agent.bench.evaluate import NOOP, TEACHER, Record, score, select, summarise, violations
 from agent.bench.instances import BenchInstance, generate_bench
 from agent.bench.report import (
+    Results,
     ResultsError,
     compare_markdown,
     load_results,
@@ -219,6 +220,9 @@ def test_report_and_compare_write_tables_and_charts(
         "| teacher | `teacher` | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in compared
     )
     assert "| noop | `noop` | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in compared
+    trained = Results("rl", {"policy": f"local:{Path.home()}/models/rl"}, noop.summary)
+    assert "| rl | `local:~/models/rl` |" in compare_markdown([teacher, trained])
+    assert "(policy `local:~/models/rl`)" in markdown(trained)
     for results, stem in (([teacher], tmp_path / "one"), ([teacher, noop], tmp_path / "both")):
         text, chart = write_report(results, stem)
         assert text.read_text(encoding="utf-8").count("\n|") >= len(results)
