@@ -370,7 +370,7 @@ def serve(
     0.0.0.0 if Home Assistant runs elsewhere), or the chat:
 
     \b
-        homeflow serve --model runs/sft/final --name homeflow-sft
+        homeflow serve --model ~/.cache/homeflow/sft/mcts --name homeflow-sft
         homeflow chat --policy 'openai:http://127.0.0.1:8000/v1#homeflow-sft'
 
     Replies are greedy at temperature 0 (the default) and sampled above it; one is generated at

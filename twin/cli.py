@@ -21,7 +21,7 @@ HOME_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 @click.group()
 def home() -> None:
-    """Generate, inspect and export virtual homes (HomeMaker)."""
+    """Generate, inspect, plot and simulate virtual homes (HomeMaker)."""
 
 
 def _load(path: Path) -> Home:

@@ -28,7 +28,13 @@ def bench() -> None:
     show_default=True,
     help="The directory to write the instances, manifest and card to.",
 )
-@click.option("--count", type=click.IntRange(min=1), default=SIZE, show_default=True)
+@click.option(
+    "--count",
+    type=click.IntRange(min=1),
+    default=SIZE,
+    show_default=True,
+    help=f"Instances; {SIZE:,} is SmartHome-Bench v1, another count another benchmark.",
+)
 def generate(output: Path, count: int) -> None:
     """Generate the benchmark's instances (the same every time) into OUTPUT: instances.jsonl
     (and .parquet), manifest.json and a card, README.md. Each instance is checked to need what

@@ -63,9 +63,26 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
 )
 @click.option("--subset", type=click.IntRange(min=1), help="Only the first N of each task type.")
 @click.option("--types", callback=_types, help="Only these task types, e.g. QT1,QT3.")
-@click.option("--guided", is_flag=True, help="Hold a local model to the home's names.")
-@click.option("--max-turns", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--max-tool-calls", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--guided",
+    is_flag=True,
+    help="Hold a local model's calls to the tools and the home's names (off unless given; "
+    "homeflow chat has it on).",
+)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="User turns per instance.",
+)
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Tool calls per instance, over all its turns.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(min=1),

@@ -36,7 +36,7 @@ def data() -> None:
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON lines."
 )
 def profiles(count: int, seed: int, output: Path | None) -> None:
-    """Draw user profiles (seeds SEED .. SEED+COUNT-1) and show how they spread: who the users
+    """Draw user profiles (from seed SEED to SEED+COUNT-1) and show how they spread: who the users
     are, their physiology and health, and their comfort preferences."""
     drawn = [make_profile(s) for s in track(range(seed, seed + count), description="profiles")]
     console = Console()
@@ -121,7 +121,7 @@ def blueprints(
     workers: int,
     ray: bool,
 ) -> None:
-    """Make the blueprint dataset for RL (seeds SEED .. SEED+COUNT-1): JSONL, Parquet and a
+    """Make the blueprint dataset for RL (from seed SEED to SEED+COUNT-1): JSONL, Parquet and a
     card in OUTPUT, with the share of candidates each filter rejected."""
     config = {"dataset": "blueprints", "count": count, "seed": seed, "error_rate": error_rate}
     config |= {"paraphrase": paraphrase} if paraphrase is not None else {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,20 @@ from rich.console import Console
 from . import rl, sft
 from .common import METRICS, TrainingError
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The run's YAML config (configs/sft_*.yaml, configs/rl_*.yaml).",
-)
+Command = Callable[..., None]
+
+
+def config_option(examples: str) -> Callable[[Command], Command]:
+    """--config, the run's YAML file, with the bundled configs of its kind as examples."""
+    return click.option(
+        "--config",
+        "config_path",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f"The run's YAML config ({examples}).",
+    )
+
+
 max_steps_option = click.option(
     "--max-steps", type=click.IntRange(min=1), default=None, help="Stop after N optimizer steps."
 )
@@ -29,7 +37,7 @@ def train() -> None:
 
 
 @train.command("sft")
-@config_option
+@config_option("configs/sft_*.yaml")
 @max_steps_option
 def sft_command(config_path: Path, max_steps: int | None) -> None:
     """Fine-tune a causal LM on a flywheel dataset, loss on assistant turns only; the loss of
@@ -38,7 +46,7 @@ def sft_command(config_path: Path, max_steps: int | None) -> None:
 
 
 @train.command("rl")
-@config_option
+@config_option("configs/rl_*.yaml")
 @max_steps_option
 def rl_command(config_path: Path, max_steps: int | None) -> None:
     """Step-wise RLVE from an SFT model: episodes with a simulated user in the twin, actions
