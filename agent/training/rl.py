@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib.util
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -74,6 +75,7 @@ VARIANTS = ("step", "st")
 VARIANT_DEFAULTS = {"step": (3e-3, 0.0), "st": (0.0, 1e-4)}
 SCRIPTED = "scripted"
 MALFORMED = '"malformed_tool_call"'
+VLLM_MODES = ("colocate", "server")
 TOOLS = list(TOOL_SCHEMAS)  # the twin backend's, pyexec included
 RewardFunction = Callable[..., list[float]]
 
@@ -135,8 +137,18 @@ class RLRun:
             raise TrainingError("learning_rate and temperature must be > 0, max_new_tokens >= 1")
         if self.user != SCRIPTED and not self.user.startswith("openai:"):
             raise TrainingError(f"user must be scripted or openai:URL#MODEL, got {self.user!r}")
+        self._check_vllm()
         checkpoint_args(self.save_steps)  # refuses a negative one
         check_output(self.output)
+
+    def _check_vllm(self) -> None:
+        """Refuse vLLM settings that TRL would reject only after the model has loaded."""
+        if self.vllm_mode not in VLLM_MODES:
+            raise TrainingError(f"vllm_mode must be one of {VLLM_MODES}, got {self.vllm_mode!r}")
+        if self.vllm_server is not None and not (self.use_vllm and self.vllm_mode == "server"):
+            raise TrainingError("vllm_server is for use_vllm: true with vllm_mode: server")
+        if self.use_vllm and importlib.util.find_spec("vllm") is None:
+            raise TrainingError("use_vllm needs vLLM: pip install 'trl[vllm]' (on a GPU machine)")
 
     @property
     def kl(self) -> float:
@@ -378,9 +390,9 @@ class Sampler:
             "input_ids"
         ]
         count = self.run.num_generations
-        if self.trainer.use_vllm:  # as TRL's own generation calls it
+        if self.trainer.use_vllm:  # as TRL's own generation calls it: the prompt once per action
             _, completions, logprobs, _ = self.trainer.vllm_generation.generate(
-                prompts=[prompt], images=None, num_generations=count
+                prompts=[prompt] * count, images=None, num_generations=count
             )
             return prompt, completions, [[top[0] for top in seq] for seq in logprobs]
         stops = self.local.stop_ids

@@ -138,7 +138,9 @@ def test_step_trains_every_state_and_st_only_the_final_action() -> None:
     assert not any(messages[i].get("tool_calls") for i in found if i > final)
 
 
-def test_bad_configs_are_refused_with_the_fix(tmp_path: Path) -> None:
+def test_bad_configs_are_refused_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = {"model": str(tmp_path), "blueprints": str(tmp_path), "output": str(tmp_path / "out")}
     for settings, message in [
         ({"variant": "mc"}, "variant must be one of"),
@@ -146,10 +148,16 @@ def test_bad_configs_are_refused_with_the_fix(tmp_path: Path) -> None:
         ({"user": "llama"}, "user must be scripted or openai"),
         ({"beeta": 0.1}, r"unknown keys \['beeta'\]"),
         ({"save_steps": -1}, "save_steps must be 0"),
+        ({"vllm_mode": "remote"}, "vllm_mode must be one of"),
+        ({"vllm_server": "http://10.0.0.2:8000"}, "vllm_server is for use_vllm: true"),
         ({"output": str(Path(__file__).parent / "out")}, "inside the repository"),
     ]:
         with pytest.raises(TrainingError, match=message):
             rl.make_run(base | settings)
+    with monkeypatch.context() as patch:
+        patch.setattr(rl.importlib.util, "find_spec", lambda name: None)  # a machine without vLLM
+        with pytest.raises(TrainingError, match=r"'trl\[vllm\]'"):
+            rl.make_run(base | {"use_vllm": True})
     with pytest.raises(TrainingError, match="homeflow data blueprints"):
         rl.read_blueprints(tmp_path / "nowhere")
     run = rl.make_run(base)
@@ -324,6 +332,31 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     assert [line["step"] for line in logged] == [1, 2]
     assert logged[1]["reward"] != 99.0
     assert (out / "model.safetensors").exists()
+
+
+class FakeVLLM:
+    """TRL's VLLMGeneration.generate as the trainer calls it: the prompts hold each group's
+    prompt num_generations times, and one completion (with top-k logprobs) comes per prompt."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[list[int]], int]] = []
+
+    def generate(self, prompts: list[list[int]], images: Any, num_generations: int) -> Any:
+        self.calls.append((prompts, num_generations))
+        completions = [[7 + i, 2] for i in range(len(prompts))]
+        logprobs = [[[-0.5, -3.0], [-0.1, -4.0]] for _ in prompts]
+        return prompts, completions, logprobs, None
+
+
+def test_a_vllm_group_asks_for_every_action(tmp_path: Path, tiny: tuple[Any, Any]) -> None:
+    run = rl.make_run(run_settings(tmp_path, tmp_path, num_generations=3))
+    model, tokenizer = tiny
+    vllm = FakeVLLM()
+    trainer = SimpleNamespace(use_vllm=True, vllm_generation=vllm, processing_class=tokenizer)
+    prompt, completions, logprobs = rl.Sampler(run, trainer, model).group(start(), [])
+    assert vllm.calls == [([prompt] * 3, 3)]
+    assert completions == [[7, 2], [8, 2], [9, 2]]
+    assert logprobs == [[-0.5, -0.1]] * 3
 
 
 async def test_an_llm_user_speaks_in_the_episodes(
