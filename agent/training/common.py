@@ -16,6 +16,8 @@ from rich.progress import Progress
 
 LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
 METRICS = "metrics.jsonl"
+# As transformers' Trainer names them: a checkpoint's folder and the file it writes last there.
+CHECKPOINT, TRAINER_STATE = "checkpoint-", "trainer_state.json"
 _REPO = Path(__file__).resolve().parents[2]
 
 
@@ -104,11 +106,15 @@ def checkpoint_args(save_steps: int) -> dict[str, Any]:
 
 
 def last_checkpoint(output: Path) -> str | None:
-    """The latest checkpoint an interrupted run left in `output`, to continue from."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    found: str | None = get_last_checkpoint(str(output)) if output.is_dir() else None  # type: ignore[no-untyped-call]
-    return found
+    """The latest whole checkpoint an interrupted run left in `output`, to continue from. The
+    Trainer writes trainer_state.json last, so a checkpoint without it was cut off mid-save; the
+    one before it is still there (older ones are removed only once a save is complete)."""
+    steps = {
+        int(folder.name.removeprefix(CHECKPOINT)): folder
+        for folder in output.glob(f"{CHECKPOINT}*")
+        if folder.name.removeprefix(CHECKPOINT).isdigit() and (folder / TRAINER_STATE).is_file()
+    }
+    return str(steps[max(steps)]) if steps else None
 
 
 def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]:
@@ -172,6 +178,13 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The logs in a run's metrics.jsonl, in order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    """The logs in a run's metrics.jsonl, in order, without a line cut short by a crash."""
+    logs = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            log = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(log, dict):
+            logs.append(log)
+    return logs

@@ -126,7 +126,8 @@ def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
 def test_a_crashed_run_continues_from_its_last_checkpoint(
     tmp_path: Path, small: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """save_steps 1: a run that dies in its second step trains only that step when run again."""
+    """save_steps 1: a run that dies in its second step trains only that step when run again,
+    past a checkpoint cut off mid-save and a metrics line cut short."""
     from trl import SFTTrainer  # type: ignore[attr-defined]
 
     steps: list[int] = []
@@ -143,8 +144,13 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     command = ["train", "sft", "--config", str(config)]
     assert isinstance(CliRunner().invoke(main, command).exception, RuntimeError)
     assert (tmp_path / "out" / "checkpoint-1").is_dir()
+    (tmp_path / "out" / "checkpoint-2").mkdir()  # the power cut came while saving step 2
+    (tmp_path / "out" / "checkpoint-2" / "model.safetensors").write_bytes(b"\0" * 8)
+    with (tmp_path / "out" / "metrics.jsonl").open("a") as metrics:
+        metrics.write('{"step": 2, "lo')
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output
+    assert "continuing from" in result.output and "checkpoint-1" in result.output
     assert steps == [0, 1, 1]
     logged = read_metrics(tmp_path / "out" / "metrics.jsonl")
     assert [line["step"] for line in logged if "loss" in line] == [1, 2]
