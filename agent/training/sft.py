@@ -6,7 +6,9 @@ torch, transformers, datasets and trl are imported here only, when a run is buil
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -80,8 +82,11 @@ def load_config(path: Path, **overrides: Any) -> SFTRun:
 
 def make_run(raw: Mapping[str, Any]) -> SFTRun:
     """An SFTRun from plain settings, naming any key it does not know."""
+    settings = make_settings(raw, SFTRun, ("dataset", "output"))
+    if isinstance(settings.get("model"), str):  # a folder (~ allowed) or a hub id
+        settings["model"] = os.path.expanduser(settings["model"])
     try:
-        return SFTRun(**make_settings(raw, SFTRun, ("dataset", "output")))
+        return SFTRun(**settings)
     except TypeError as err:
         raise TrainingError(f"config: {err}") from err
 
@@ -220,13 +225,14 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
 
 
 def _ensure_training_template(tokenizer: Any) -> None:
-    """A chat template that marks assistant turns: TRL patches the ones it knows; others get
-    FALLBACK_TEMPLATE."""
+    """A chat template that marks assistant turns: TRL patches the ones it knows; others, and a
+    base model's tokenizer that has none, get FALLBACK_TEMPLATE."""
     import trl
     from trl.chat_template_utils import get_training_chat_template
 
-    try:
-        get_training_chat_template(tokenizer)
-    except ValueError:
-        templates = Path(trl.__file__).parent / "chat_templates"
-        tokenizer.chat_template = (templates / FALLBACK_TEMPLATE).read_text(encoding="utf-8")
+    if tokenizer.chat_template is not None:
+        with contextlib.suppress(ValueError):
+            get_training_chat_template(tokenizer)
+            return
+    templates = Path(trl.__file__).parent / "chat_templates"
+    tokenizer.chat_template = (templates / FALLBACK_TEMPLATE).read_text(encoding="utf-8")
