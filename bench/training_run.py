@@ -37,6 +37,7 @@ from agent.training.common import METRICS, read_metrics
 
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
+SFT |= {"save_steps": 4}  # a stopped SFT stage continues from its last 4 steps
 RL_SEEDS = 1_000_000  # the RL blueprints' first seed, apart from the SFT data's
 RL = {
     "max_steps": 2,

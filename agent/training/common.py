@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # peft's
 METRICS = "metrics.jsonl"
 # As transformers' Trainer names them: a checkpoint's folder and the file it writes last there.
 CHECKPOINT, TRAINER_STATE = "checkpoint-", "trainer_state.json"
@@ -125,8 +126,20 @@ def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]
         (console or Console()).print(f"continuing from {resume}")
     result = trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(output))
+    _merge_lora(trainer, output)
     metrics: dict[str, float] = result.metrics
     return metrics
+
+
+def _merge_lora(trainer: Any, output: Path) -> None:
+    """LoRA: the adapters folded into the model, saved whole in place of the adapter files, so
+    that what comes next (RL, `--policy local:PATH`, `homeflow serve`) loads it as any model."""
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if not hasattr(model, "merge_and_unload") or not trainer.accelerator.is_main_process:
+        return
+    model.merge_and_unload().save_pretrained(output)
+    for adapter in ADAPTER_FILES:
+        (output / adapter).unlink(missing_ok=True)
 
 
 def metrics_callback(path: Path, console: Console, name: str) -> Any:

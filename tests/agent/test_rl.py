@@ -283,14 +283,17 @@ def test_the_st_rollout_acts_at_the_final_action(
     assert [o["success"] for o in out["outcome"]] == [False, False]  # "Done." before acting
 
 
+@pytest.mark.parametrize("lora", [None, {"r": 4}])
 def test_the_cli_runs_rl_and_saves_the_model_with_its_metrics(
-    tmp_path: Path, tiny_folder: Path
+    tmp_path: Path, tiny_folder: Path, lora: dict[str, int] | None
 ) -> None:
+    """With LoRA too: the adapters are saved merged, as a whole model."""
     config = tmp_path / "rl.yaml"
-    config.write_text(yaml.safe_dump(run_settings(tmp_path, tiny_folder)))
+    config.write_text(yaml.safe_dump(run_settings(tmp_path, tiny_folder, lora=lora)))
     result = CliRunner().invoke(main, ["train", "rl", "--config", str(config)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "model.safetensors").exists()
+    assert not (tmp_path / "out" / "adapter_config.json").exists()
     logged = [
         json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     ]

@@ -4,8 +4,8 @@ training on real MCTS-Flow rows that lowers the loss on a fixed batch."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
+import sys
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -123,6 +123,21 @@ def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
     assert LocalPolicy.from_pretrained(tmp_path / "out").compact  # prompted as it was trained
 
 
+def test_a_base_model_without_a_chat_template_trains_on_chatml(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    """Any causal LM: a tokenizer without a chat template trains on TRL's ChatML training
+    template, and the saved model is prompted with it."""
+    pytest.importorskip("trl")
+    model, tokenizer = copy.deepcopy(small)
+    tokenizer.chat_template = None
+    config = cli_config(tmp_path, (model, tokenizer), max_samples=2)
+    result = CliRunner().invoke(main, ["train", "sft", "--config", str(config), "--max-steps", "1"])
+    assert result.exit_code == 0, result.output
+    trained = LocalPolicy.from_pretrained(tmp_path / "out")
+    assert trained.prompt([{"role": "user", "content": "hi"}], []).startswith("<|im_start|>")
+
+
 def test_a_crashed_run_continues_from_its_last_checkpoint(
     tmp_path: Path, small: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,7 +165,8 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
         metrics.write('{"step": 2, "lo')
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output
-    assert "continuing from" in result.output and "checkpoint-1" in result.output
+    assert "continuing from" in result.output
+    assert "checkpoint-1" in result.output
     assert steps == [0, 1, 1]
     logged = read_metrics(tmp_path / "out" / "metrics.jsonl")
     assert [line["step"] for line in logged if "loss" in line] == [1, 2]
@@ -179,6 +195,9 @@ def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
     assert next(iter(runs.values())).max_samples is not None
     assert len({r.dataset for r in runs.values()}) == 3
     assert all(r.model is None and r.lora is None for r in runs.values())
+    for model, loaded in (("~/models/base", f"{Path.home()}/models/base"), ("org/lm", "org/lm")):
+        settings = {"dataset": "~/data", "output": "~/out", "model": model}
+        assert make_run(settings).model == loaded  # a folder, ~ allowed, or a hub id
 
 
 @pytest.mark.parametrize(
@@ -215,10 +234,31 @@ def test_the_cli_names_a_missing_dataset_and_too_few_rows(tmp_path: Path) -> Non
     assert f"has {len(rows())} rows, fewer than max_samples=99" in result.output
 
 
-def test_lora_without_peft_says_how_to_install_it(tmp_path: Path, small: tuple[Any, Any]) -> None:
+def test_lora_trains_the_adapters_and_saves_them_merged_into_a_whole_model(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    """The linear layers change (their adapters, merged), embeddings and norms do not, and the
+    output loads as any model: no adapter files left for a loader to trip on."""
+    import torch
+
+    pytest.importorskip("peft")
+    settings = {"max_samples": 2, "lora": {"r": 4}, "learning_rate": 1e-2}
+    config = cli_config(tmp_path, copy.deepcopy(small), **settings)
+    result = CliRunner().invoke(main, ["train", "sft", "--config", str(config), "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "out" / "adapter_config.json").exists()
+    base = small[0].state_dict()
+    trained = LocalPolicy.from_pretrained(tmp_path / "out").model.state_dict()
+    changed = {name for name, weight in trained.items() if not torch.equal(weight, base[name])}
+    assert changed
+    assert all(name.endswith("proj.weight") for name in changed), changed
+
+
+def test_lora_without_peft_says_how_to_install_it(
+    tmp_path: Path, small: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("trl")
-    if importlib.util.find_spec("peft") is not None:
-        pytest.skip("peft is installed")
+    monkeypatch.setitem(sys.modules, "peft", None)  # as if not installed: importing it fails
     model, tokenizer = small
     run = make_run({"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "lora": {"r": 4}})
     with pytest.raises(TrainingError, match=r"pip install 'homeflow\[lora\]'"):
