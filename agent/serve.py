@@ -122,7 +122,8 @@ class ChatServer:
         if chat.stream:
             return await self._stream(request, chat)
         message = await _result(await self._generation(chat))
-        request[_SUMMARY] = _summary(message, chat)
+        reply, finish = self._reply(message, chat)
+        request[_SUMMARY] = _summary(message, finish, chat)
         return web.json_response(
             {
                 "id": _completion_id(),
@@ -132,9 +133,9 @@ class ChatServer:
                 "choices": [
                     {
                         "index": 0,
-                        "message": message.to_openai(),
+                        "message": reply,
                         "logprobs": None,
-                        "finish_reason": _finish_reason(message, chat),
+                        "finish_reason": finish,
                     }
                 ],
                 "usage": _usage(message),
@@ -188,11 +189,12 @@ class ChatServer:
                 await events.send(err.body())
                 await events.send("[DONE]")
                 return response
-            if message.content[len(sent) :]:
-                await events.delta({"content": message.content[len(sent) :]})
-            for index, call in enumerate(message.to_openai().get("tool_calls", [])):
+            reply, finish = self._reply(message, chat)
+            if reply["content"] and reply["content"][len(sent) :]:
+                await events.delta({"content": reply["content"][len(sent) :]})
+            for index, call in enumerate(reply.get("tool_calls", [])):
                 await events.delta({"tool_calls": [{"index": index, **call}]})
-            await events.delta({}, _finish_reason(message, chat))
+            await events.delta({}, finish)
             if chat.include_usage:
                 await events.send({**events.base, "choices": [], "usage": _usage(message)})
             await events.send("[DONE]")
@@ -200,8 +202,20 @@ class ChatServer:
         except ConnectionResetError:
             request[_SUMMARY] = " (the client left)"
             return response
-        request[_SUMMARY] = _summary(message, chat)
+        request[_SUMMARY] = _summary(message, finish, chat)
         return response
+
+    def _reply(self, message: AssistantMessage, chat: ChatRequest) -> tuple[Message, str]:
+        """The message as the client gets it, and why it ended. A reply whose tool calls cannot
+        be read comes as the text the model wrote (as vLLM's tool parsers give it), so that the
+        client sees the mistake; "length" where the reply was cut off, at max_tokens or where
+        the model's context window ends."""
+        reply = message.to_openai()
+        if message.parse_errors:
+            reply = {"role": "assistant", "content": message.text.strip()}
+        if message.completion_tokens >= self.policy.room(message.prompt_tokens, chat.max_tokens):
+            return reply, "length"
+        return reply, "tool_calls" if "tool_calls" in reply else "stop"
 
     async def _generation(
         self, chat: ChatRequest, streamer: Any = None
@@ -480,12 +494,6 @@ def _number(
     return value
 
 
-def _finish_reason(message: AssistantMessage, chat: ChatRequest) -> str:
-    if message.completion_tokens >= chat.max_tokens:
-        return "length"
-    return "tool_calls" if message.tool_calls else "stop"
-
-
 def _usage(message: AssistantMessage) -> dict[str, int]:
     return {
         "prompt_tokens": message.prompt_tokens,
@@ -494,11 +502,11 @@ def _usage(message: AssistantMessage) -> dict[str, int]:
     }
 
 
-def _summary(message: AssistantMessage, chat: ChatRequest) -> str:
+def _summary(message: AssistantMessage, finish: str, chat: ChatRequest) -> str:
     """The log line's tail: token counts and how the reply ended."""
     return (
         f" ({message.prompt_tokens} + {message.completion_tokens} tokens, "
-        f"{_finish_reason(message, chat)}{', streamed' if chat.stream else ''})"
+        f"{finish}{', streamed' if chat.stream else ''})"
     )
 
 

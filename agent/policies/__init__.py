@@ -38,6 +38,8 @@ class AssistantMessage:
     parse_errors: tuple[str, ...] = ()
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # The model's output as written, where calls were read out of text ("" where they came whole).
+    text: str = ""
 
     def to_openai(self) -> Message:
         """The message to append to the chat history, in the OpenAI format."""

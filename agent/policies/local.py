@@ -14,7 +14,7 @@ from typing import Any
 
 from . import AssistantMessage, ContextFull, Message, PolicyError
 from .guided import Choices, Guide
-from .toolcalls import parse_tool_calls
+from .toolcalls import ParsedText, parse_tool_calls
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Beside a trained model's weights: the prompt it was trained with (prompt_settings).
@@ -155,8 +155,11 @@ class LocalPolicy:
         self.choices: Choices = choices or {}
         # A prompt for small models: tools one line each, and a worked example (EXAMPLE).
         self.compact = compact
-        vocab = tokenizer.get_vocab()
-        stops = {tokenizer.eos_token_id, vocab.get("<|im_end|>")}
+        # A turn ends at the tokenizer's end, ChatML's, or any the model's generation config names
+        # (Gemma's <end_of_turn>, Llama 3's <|eot_id|>): generate() is given these alone.
+        ends = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        configured = ends if isinstance(ends, list) else [ends]
+        stops = {tokenizer.eos_token_id, tokenizer.get_vocab().get("<|im_end|>"), *configured}
         self.stop_ids = sorted(i for i in stops if i is not None)
         self._guide: Guide | None = None
         # The latest generation's token ids and the KV cache holding them (_reusable_cache).
@@ -168,6 +171,12 @@ class LocalPolicy:
         """A policy over `load(path)`, prompted as the model was trained (prompt_settings) unless
         `options` (as for the constructor) say otherwise."""
         model, tokenizer = load(path)
+        if tokenizer.chat_template is None:
+            raise PolicyError(
+                f"{path} has no chat template, so it cannot be prompted with a conversation: "
+                "give a model trained for chat, or train this one with `homeflow train sft`, "
+                "which adds one"
+            )
         return cls(model, tokenizer, **(prompt_settings(path) | options))
 
     async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
@@ -229,7 +238,7 @@ class LocalPolicy:
             )
         sequence = output.sequences[0].tolist()
         self._keep(sequence, output.past_key_values)
-        return self.reply(sequence[len(ids) :], len(ids))
+        return self.reply(sequence[len(ids) :], len(ids), calls=bool(tools))
 
     def room(self, prompt_tokens: int, max_new_tokens: int) -> int:
         """How many tokens may follow a prompt: `max_new_tokens`, or fewer where the model's
@@ -243,14 +252,18 @@ class LocalPolicy:
             )
         return min(max_new_tokens, window - prompt_tokens)
 
-    def reply(self, generated: list[int], prompt_tokens: int = 0) -> AssistantMessage:
-        """The message generated tokens say: the stop tokens dropped, tool calls read."""
+    def reply(
+        self, generated: list[int], prompt_tokens: int = 0, *, calls: bool = True
+    ) -> AssistantMessage:
+        """The message generated tokens say: the stop tokens dropped, tool calls read (unless
+        no tools were offered, `calls` False: then it is all text)."""
         new = list(generated)
         while new and new[-1] in self.stop_ids:
             new.pop()
-        parsed = parse_tool_calls(self.tokenizer.decode(new, skip_special_tokens=False))
+        text = self.tokenizer.decode(new, skip_special_tokens=False)
+        parsed = parse_tool_calls(text) if calls else ParsedText(text.strip(), (), ())
         return AssistantMessage(
-            parsed.content, parsed.tool_calls, parsed.errors, prompt_tokens, len(new)
+            parsed.content, parsed.tool_calls, parsed.errors, prompt_tokens, len(new), text
         )
 
     def _reusable_cache(self, ids: list[int]) -> Any:

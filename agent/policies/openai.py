@@ -234,16 +234,13 @@ def _message(data: dict[str, Any]) -> AssistantMessage:
     except (KeyError, IndexError, TypeError):
         raise PolicyError(f"the response has no choices[0].message: {str(data)[:300]}") from None
     usage = data.get("usage") or {}
-    tokens = {
-        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-        "completion_tokens": int(usage.get("completion_tokens") or 0),
-    }
+    tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     content = message.get("content") or ""
     if not message.get("tool_calls"):
         parsed = parse_tool_calls(content)
-        return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors, **tokens)
+        return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors, *tokens, content)
     calls, errors = _tool_calls(message["tool_calls"])
-    return AssistantMessage(content, calls, errors, **tokens)
+    return AssistantMessage(content, calls, errors, *tokens)
 
 
 def _tool_calls(raw: list[dict[str, Any]]) -> tuple[tuple[ToolCall, ...], tuple[str, ...]]:

@@ -46,6 +46,7 @@ CHAT: list[dict[str, Any]] = [
     },
     {"role": "tool", "tool_call_id": "call_1", "content": '{"success": true}'},
 ]
+CALL_TEXT = '<tool_call>{"name": "list_entities", "arguments": {"domain": "light"}}</tool_call>'
 
 
 def test_prompt_renders_tools_calls_and_results(tiny: tuple[Any, Any]) -> None:
@@ -92,6 +93,37 @@ def test_generation_ends_where_the_models_context_window_does(tiny: tuple[Any, A
     model.config.max_position_embeddings = size
     with pytest.raises(ContextFull, match=f"has {size} tokens and the model reads {size}"):
         policy.generate(CHAT, TOOLS)
+
+
+def test_the_models_own_end_of_turn_token_ends_a_reply(tiny: tuple[Any, Any]) -> None:
+    """A token the generation config names as an end (Gemma's <end_of_turn>, Llama 3's
+    <|eot_id|>) stops the model like the tokenizer's own."""
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    end = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    model.generation_config.eos_token_id = [end]
+    said = tokenizer("Hi.", add_special_tokens=False)["input_ids"]
+    assert LocalPolicy(model, tokenizer).reply([*said, end]).content == "Hi."
+
+
+def test_without_tools_a_reply_is_all_text(tiny: tuple[Any, Any]) -> None:
+    policy = LocalPolicy(*tiny)
+    call = policy.tokenizer(CALL_TEXT, add_special_tokens=False)["input_ids"]
+    assert policy.reply(call).tool_calls
+    assert policy.reply(call, calls=False) == AssistantMessage(
+        CALL_TEXT, (), (), 0, len(call), CALL_TEXT
+    )
+
+
+def test_a_model_without_a_chat_template_is_refused_clearly(
+    tmp_path: Path, tiny: tuple[Any, Any]
+) -> None:
+    model, tokenizer = tiny
+    plain = copy.deepcopy(tokenizer)
+    plain.chat_template = None
+    model.save_pretrained(tmp_path)
+    plain.save_pretrained(tmp_path)
+    with pytest.raises(PolicyError, match=r"has no chat template.*homeflow train sft"):
+        LocalPolicy.from_pretrained(tmp_path)
 
 
 def test_templates_without_tools_get_them_in_the_system_prompt(tiny: tuple[Any, Any]) -> None:

@@ -247,13 +247,46 @@ async def test_tool_calls_and_streaming_match(
 
 
 async def test_tool_choice_none_leaves_the_tools_out(tiny: tuple[Any, Any]) -> None:
-    model = Scripted(tiny[1], "Hello.")
+    """Neither offered nor read: a reply that looks like a call is text."""
+    model = Scripted(tiny[1], CALL)
     async with serving(LocalPolicy(model, tiny[1])) as (url, session):
-        await complete(session, url, tools=TOOLS, tool_choice="none")
+        _, response = await complete(session, url, tools=TOOLS, tool_choice="none")
+        events = await stream(session, url, tools=TOOLS, tool_choice="none")
         await complete(session, url, tools=TOOLS, tool_choice="auto")
-    without, with_tools = (tiny[1].decode(prompt) for prompt in model.prompts)
+    without, _, with_tools = (tiny[1].decode(prompt) for prompt in model.prompts)
     assert "get_state" not in without
     assert "get_state" in with_tools
+    assert whole(response) == ({"content": CALL, "tool_calls": []}, "stop")
+    assert reassemble(events) == whole(response)
+
+
+async def test_a_call_that_cannot_be_read_comes_as_written(tiny: tuple[Any, Any]) -> None:
+    """As from vLLM's tool parsers: the text the model wrote, so that the client sees the
+    mistake (OpenAIPolicy then reads the same error as a local model gives)."""
+    bad = 'Sure. <tool_call>{"name": "get_state", "arguments": {"entity_id": light.x}</tool_call>'
+    async with serving(LocalPolicy(Scripted(tiny[1], bad), tiny[1])) as (url, session):
+        _, response = await complete(session, url, tools=TOOLS)
+        events = await stream(session, url, tools=TOOLS)
+        async with OpenAIPolicy(url, NAME) as client:
+            relayed = await client.act(MESSAGES, TOOLS)
+    assert whole(response) == ({"content": bad, "tool_calls": []}, "stop")
+    assert reassemble(events) == whole(response)
+    assert relayed.parse_errors
+    assert (
+        relayed.parse_errors
+        == LocalPolicy(Scripted(tiny[1], bad), tiny[1]).generate(MESSAGES, TOOLS).parse_errors
+    )
+
+
+async def test_a_reply_cut_off_by_the_window_ends_with_length(tiny: tuple[Any, Any]) -> None:
+    model = Scripted(tiny[1], "A longer answer than the window leaves room for.")
+    policy = LocalPolicy(model, tiny[1])
+    size = len(tiny[1](policy.prompt(MESSAGES, []), add_special_tokens=False)["input_ids"])
+    model.config = SimpleNamespace(max_position_embeddings=size + 2)
+    async with serving(policy) as (url, session):
+        _, response = await complete(session, url)
+    assert response["usage"]["completion_tokens"] == 2
+    assert whole(response)[1] == "length"
 
 
 async def test_one_generation_at_a_time_while_the_server_answers(tiny: tuple[Any, Any]) -> None:
