@@ -40,7 +40,8 @@ from twin.validation import valid_entity_id
 from . import AreaLayout, FloorLayout, Result
 from .twin import NO_AREA, NO_FLOOR
 
-TIMEOUT = aiohttp.ClientTimeout(total=30)
+TIMEOUT = aiohttp.ClientTimeout(total=30)  # a request, or a WebSocket command, unanswered
+HEARTBEAT = 30.0  # seconds between WebSocket pings: a connection that stops answering is dropped
 RECONNECT_DELAY = 1.0  # seconds between tries to make a dropped event connection again
 # The keys of a state the twin's tools give (Home Assistant's also has context, last_reported).
 STATE_KEYS = ("entity_id", "state", "attributes", "last_changed", "last_updated")
@@ -191,6 +192,11 @@ class HomeAssistantBackend:
                 if response.content_type != "application/json":
                     return response.status, None
                 return response.status, await response.json()
+        except TimeoutError:
+            raise HomeAssistantError(
+                f"Home Assistant at {self.url} did not answer {method} {path} within "
+                f"{TIMEOUT.total:g} s"
+            ) from None
         except aiohttp.ClientError as err:
             raise HomeAssistantError(f"Home Assistant at {self.url}: {err}") from None
 
@@ -199,36 +205,45 @@ class HomeAssistantBackend:
         return {kind: await self._command(f"config/{kind}_registry/list") for kind in REGISTRIES}
 
     async def _command(self, kind: str) -> Any:
-        """One WebSocket command's result; a dropped connection is made again, once."""
+        """One WebSocket command's result (the commands are reads); a connection that dropped or
+        gave no answer within TIMEOUT is made again, once."""
         for attempt in (1, 2):
             try:
-                ws = self._ws if self._ws is not None and not self._ws.closed else None
-                if ws is None:
-                    ws = self._ws = await self._connect()
-                self._next_id += 1
-                await ws.send_json({"id": self._next_id, "type": kind})
-                while True:
-                    message = await ws.receive()
-                    if message.type != aiohttp.WSMsgType.TEXT:
-                        raise ConnectionResetError(f"the WebSocket closed ({message.type.name})")
-                    answer = message.json()
-                    if answer.get("id") == self._next_id and answer.get("type") == "result":
-                        break
-            except (aiohttp.ClientError, ConnectionError) as err:
+                async with asyncio.timeout(TIMEOUT.total):
+                    answer = await self._exchange(kind)
+            except (aiohttp.ClientError, ConnectionError, TimeoutError) as err:
+                if self._ws is not None:
+                    await self._ws.close()
                 self._ws = None
                 if attempt == 2:
-                    raise HomeAssistantError(f"Home Assistant's WebSocket API: {err}") from None
+                    reason = str(err) or f"no answer within {TIMEOUT.total:g} s"
+                    raise HomeAssistantError(f"Home Assistant's WebSocket API: {reason}") from None
                 continue
             if not answer["success"]:
                 raise HomeAssistantError(f"WebSocket {kind} failed: {answer['error']}")
             return answer["result"]
         raise AssertionError("unreachable")
 
+    async def _exchange(self, kind: str) -> dict[str, Any]:
+        """Send one command on the shared connection (made if need be) and wait for its result."""
+        ws = self._ws if self._ws is not None and not self._ws.closed else None
+        if ws is None:
+            ws = self._ws = await self._connect()
+        self._next_id += 1
+        await ws.send_json({"id": self._next_id, "type": kind})
+        while True:
+            message = await ws.receive()
+            if message.type != aiohttp.WSMsgType.TEXT:
+                raise ConnectionResetError(f"the WebSocket closed ({message.type.name})")
+            answer: dict[str, Any] = message.json()
+            if answer.get("id") == self._next_id and answer.get("type") == "result":
+                return answer
+
     async def _connect(self) -> aiohttp.ClientWebSocketResponse:
         """A WebSocket connection, authenticated with the token."""
         if self._session is None:
             raise HomeAssistantError("use the backend as `async with HomeAssistantBackend(...)`")
-        ws = await self._session.ws_connect(self.url + "/api/websocket")
+        ws = await self._session.ws_connect(self.url + "/api/websocket", heartbeat=HEARTBEAT)
         await ws.receive_json()  # auth_required
         await ws.send_json({"type": "auth", "access_token": self._token})
         if (await ws.receive_json())["type"] != "auth_ok":
@@ -255,7 +270,12 @@ class HomeAssistantBackend:
         while True:
             try:
                 ws = await self._connect()
-            except (aiohttp.ClientError, ConnectionError, aiohttp.WSMessageTypeError) as err:
+            except (
+                aiohttp.ClientError,
+                ConnectionError,
+                aiohttp.WSMessageTypeError,
+                TimeoutError,
+            ) as err:
                 if not connected:
                     raise HomeAssistantError(f"Home Assistant at {self.url}: {err}") from None
                 await asyncio.sleep(retry)

@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from agent.backends.home_assistant import HomeAssistantBackend
+from agent.backends import home_assistant
+from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantError
 from agent.cli import main
 from twin.mirror import EVENT_TYPES
 
@@ -46,7 +48,7 @@ def changed(entity_id: str, value: str) -> dict[str, Any]:
 
 class FakeHomeAssistant:
     """Each event connection sends the next batch of `events`, and is dropped after it while
-    `drops` is positive."""
+    `drops` is positive; `silent`, it answers no request or command (counted in `unanswered`)."""
 
     def __init__(self) -> None:
         self.states = {"person.alice": state("person.alice", "home"),
@@ -54,10 +56,14 @@ class FakeHomeAssistant:
         self.events: list[list[dict[str, Any]]] = []
         self.drops = 0
         self.subscriptions = 0
+        self.silent = False
+        self.unanswered = 0
 
     async def rest_states(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return web.Response(status=401)
+        if self.silent:
+            await asyncio.sleep(1)
         return web.json_response(list(self.states.values()))
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
@@ -72,6 +78,9 @@ class FakeHomeAssistant:
         subscribed = 0
         async for message in ws:
             command = message.json()
+            if self.silent:
+                self.unanswered += 1
+                continue
             kind = command["type"]
             result = None
             if kind.startswith("config/"):
@@ -139,6 +148,24 @@ async def test_events_come_again_after_a_dropped_connection(
     assert received[3] is not None
     assert received[3]["data"]["new_state"]["state"] == "away"
     assert ha.subscriptions == 2
+
+
+async def test_a_home_assistant_that_does_not_answer_is_a_clear_error(
+    fake: tuple[str, FakeHomeAssistant], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a bare TimeoutError: a request, or a WebSocket command (after one new connection),
+    unanswered within TIMEOUT is a HomeAssistantError that says so."""
+    url, ha = fake
+    ha.silent = True
+    monkeypatch.setattr(home_assistant, "TIMEOUT", aiohttp.ClientTimeout(total=0.2))
+    async with HomeAssistantBackend(url, TOKEN) as backend:
+        with pytest.raises(
+            HomeAssistantError, match=r"did not answer GET /api/states within 0\.2 s"
+        ):
+            await backend.request("GET", "/api/states")
+        with pytest.raises(HomeAssistantError, match=r"no answer within 0\.2 s"):
+            await backend.registry("area")
+    assert ha.unanswered == 2
 
 
 def watch(url: str, token_file: Path, *conditions: str) -> Any:
