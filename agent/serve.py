@@ -27,13 +27,11 @@ from jinja2 import TemplateError
 
 from .policies import AssistantMessage, ContextFull, Message, PolicyError
 from .policies.local import LocalPolicy
+from .policies.toolcalls import settled_content
 
 _LOGGER = logging.getLogger(__name__)
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 ROLES = ("system", "developer", "user", "assistant", "tool")
-# Text that may begin a tool call (parse_tool_calls also reads fenced JSON); held back when
-# streaming until the reply is parsed.
-_CALL_OPENERS = ("<tool_call>", "```")
 _MAX_BODY = 16 * 2**20
 # The request log line's tail: token counts and how the reply ended.
 _SUMMARY = web.RequestKey("summary", str)
@@ -320,25 +318,6 @@ def parse_request(body: Any, name: str, max_tokens: int) -> ChatRequest:
         stream=stream,
         include_usage=bool(options.get("include_usage")),
     )
-
-
-def settled_content(text: str) -> str:
-    """The part of a reply's text so far that is surely content, as parse_tool_calls will give
-    it: what comes before anything that may start a tool call, trimmed as parse_tool_calls trims.
-
-    Each value extends the one before as the text grows, and the parsed content of the whole text
-    extends it too, so a stream of the differences adds up to the parsed content.
-    """
-    text = text.lstrip()
-    if text[:1] in ("{", "["):
-        return ""
-    end = min((i for i in map(text.find, _CALL_OPENERS) if i >= 0), default=len(text))
-    for opener in _CALL_OPENERS:
-        partial = next(
-            (k for k in range(len(opener) - 1, 0, -1) if text.endswith(opener[:k], 0, end)), 0
-        )
-        end -= partial
-    return text[:end].rstrip()
 
 
 @click.command()

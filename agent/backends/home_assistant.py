@@ -41,7 +41,9 @@ from . import AreaLayout, FloorLayout, Result
 from .twin import NO_AREA, NO_FLOOR
 
 TIMEOUT = aiohttp.ClientTimeout(total=30)  # a request, or a WebSocket command, unanswered
-HEARTBEAT = 30.0  # seconds between WebSocket pings: a connection that stops answering is dropped
+# Home Assistant pings its WebSocket clients every 55 s: a connection silent for longer than this
+# (seconds) is gone, and is made again.
+SILENCE = 120.0
 RECONNECT_DELAY = 1.0  # seconds between tries to make a dropped event connection again
 # The keys of a state the twin's tools give (Home Assistant's also has context, last_reported).
 STATE_KEYS = ("entity_id", "state", "attributes", "last_changed", "last_updated")
@@ -243,7 +245,8 @@ class HomeAssistantBackend:
         """A WebSocket connection, authenticated with the token."""
         if self._session is None:
             raise HomeAssistantError("use the backend as `async with HomeAssistantBackend(...)`")
-        ws = await self._session.ws_connect(self.url + "/api/websocket", heartbeat=HEARTBEAT)
+        timeout = aiohttp.ClientWSTimeout(ws_receive=SILENCE, ws_close=10.0)  # aiohttp's close
+        ws = await self._session.ws_connect(self.url + "/api/websocket", timeout=timeout)
         await ws.receive_json()  # auth_required
         await ws.send_json({"type": "auth", "access_token": self._token})
         if (await ws.receive_json())["type"] != "auth_ok":
@@ -298,8 +301,8 @@ class HomeAssistantBackend:
                             yield None
                     elif answer.get("type") == "event" and not pending:
                         yield answer["event"]
-            except (aiohttp.ClientError, ConnectionError):
-                pass
+            except (aiohttp.ClientError, ConnectionError, TimeoutError):
+                pass  # dropped, or silent past SILENCE
             finally:
                 await ws.close()
             await asyncio.sleep(retry)

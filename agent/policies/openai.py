@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from . import AssistantMessage, ContextFull, Message, PolicyError, ToolCall
-from .toolcalls import parse_arguments, parse_tool_calls
+from .toolcalls import parse_arguments, parse_tool_calls, settled_content
 
 _LOGGER = logging.getLogger(__name__)
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -33,8 +33,8 @@ _CONTEXT_FULL = re.compile(
 
 @dataclass(frozen=True)
 class Delta:
-    """A piece of a streamed assistant message: text as it arrives, or the tool calls, whole,
-    once the message is complete (servers send their arguments in fragments)."""
+    """A piece of a streamed assistant message: text as it arrives, and at the end the rest of
+    it with the tool calls, whole (servers send their arguments in fragments)."""
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -107,26 +107,36 @@ class OpenAIPolicy:
         self, messages: list[Message], tools: list[dict[str, Any]]
     ) -> AsyncIterator[Delta]:
         """The next message as the server generates it (`stream: true`): each piece of text as
-        it comes, then the tool calls assembled from their fragments."""
+        it comes, then the tool calls, assembled from their fragments or, from a server that
+        leaves them in the text (no tool parser), read from it as `act` reads them; text that
+        may start such a call is held back until the end."""
         fragments: dict[int, dict[str, Any]] = {}
+        text = sent = ""
         payload = {**self._payload(messages, tools), "stream": True}
         async with self._responding(payload) as response:
             async for line in response.content:
-                text = line.decode("utf-8", "replace").strip()
-                if not text.startswith("data:"):
+                event = line.decode("utf-8", "replace").strip()
+                if not event.startswith("data:"):
                     continue  # blank lines between events, comments, other fields
-                data = text.removeprefix("data:").strip()
+                data = event.removeprefix("data:").strip()
                 if data == "[DONE]":
                     break
                 for choice in self._event(data).get("choices") or ():
                     delta = choice.get("delta") or {}
-                    if content := delta.get("content"):
-                        yield Delta(content)
+                    text += delta.get("content") or ""
+                    if len(said := settled_content(text)) > len(sent):
+                        yield Delta(said[len(sent) :])
+                        sent = said
                     for fragment in delta.get("tool_calls") or ():
                         _add_fragment(fragments, fragment)
         if fragments:
             calls, errors = _tool_calls([fragments[index] for index in sorted(fragments)])
-            yield Delta(tool_calls=calls, parse_errors=errors)
+            rest = text.strip()[len(sent) :]
+        else:
+            parsed = parse_tool_calls(text)
+            rest, calls, errors = parsed.content[len(sent) :], parsed.tool_calls, parsed.errors
+        if rest or calls or errors:
+            yield Delta(rest, calls, errors)
 
     def _payload(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {

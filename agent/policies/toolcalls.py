@@ -20,6 +20,9 @@ _PY_LITERAL = re.compile(r"\b(True|False|None)\b")
 _PY_TO_JSON = {"True": "true", "False": "false", "None": "null"}
 _KEY = re.compile(r"[\"'](name|arguments|parameters)[\"']\s*:")
 FORMAT = '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>'
+# Text that may begin a tool call (parse_tool_calls also reads fenced JSON); held back when
+# streaming until the reply is parsed.
+_CALL_OPENERS = ("<tool_call>", "```")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,25 @@ def parse_tool_calls(text: str) -> ParsedText:
     if _looks_like_call(text):
         return _parse_bodies("", [text])
     return ParsedText(text.strip(), (), ())
+
+
+def settled_content(text: str) -> str:
+    """The part of a reply's text so far that is surely content, as parse_tool_calls will give
+    it: what comes before anything that may start a tool call, trimmed as parse_tool_calls trims.
+
+    Each value extends the one before as the text grows, and the parsed content of the whole text
+    extends it too, so a stream of the differences adds up to the parsed content.
+    """
+    text = text.lstrip()
+    if text[:1] in ("{", "["):
+        return ""
+    end = min((i for i in map(text.find, _CALL_OPENERS) if i >= 0), default=len(text))
+    for opener in _CALL_OPENERS:
+        partial = next(
+            (k for k in range(len(opener) - 1, 0, -1) if text.endswith(opener[:k], 0, end)), 0
+        )
+        end -= partial
+    return text[:end].rstrip()
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

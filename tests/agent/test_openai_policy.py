@@ -230,7 +230,7 @@ async def test_stream_yields_text_then_tool_calls_assembled_from_fragments(
     )
     async with OpenAIPolicy(server.url, "m", KEY) as policy:
         deltas = await collect(policy)
-    assert [d.content for d in deltas[:2]] == ["On ", "it."]
+    assert [d.content for d in deltas[:2]] == ["On", " it."]  # a space once more text follows
     last = deltas[-1]
     assert [(c.id, c.name, c.arguments) for c in last.tool_calls] == [
         ("call_a", "get_state", {"entity_id": "light.a"}),
@@ -242,6 +242,21 @@ async def test_stream_yields_text_then_tool_calls_assembled_from_fragments(
     assert body["tools"] == TOOLS
     assert body["messages"] == MESSAGES
     assert authorization == f"Bearer {KEY}"
+
+
+async def test_stream_reads_tool_calls_a_server_left_in_the_text(server: FakeServer) -> None:
+    """As act() reads them, from a server without a tool parser (llama.cpp without --jinja, a
+    model Ollama has no tool template for); the call's text is never shown as content."""
+    call = '{"name": "get_state", "arguments": {"entity_id": "light.a"}}'
+    server.replies.append(
+        sse({"content": "Checking. <tool"}, {"content": f"_call>{call}</tool_call>"})
+    )
+    async with OpenAIPolicy(server.url, "m") as policy:
+        deltas = await collect(policy)
+    assert "".join(d.content for d in deltas) == "Checking."
+    assert [(c.name, c.arguments) for c in deltas[-1].tool_calls] == [
+        ("get_state", {"entity_id": "light.a"})
+    ]
 
 
 async def test_stream_is_retried_before_it_starts(server: FakeServer) -> None:

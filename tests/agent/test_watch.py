@@ -168,6 +168,19 @@ async def test_a_home_assistant_that_does_not_answer_is_a_clear_error(
     assert ha.unanswered == 2
 
 
+async def test_an_event_connection_silent_too_long_is_made_again(
+    fake: tuple[str, FakeHomeAssistant], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Home Assistant pings every 55 s: silence past SILENCE means a half-open connection."""
+    url, ha = fake
+    monkeypatch.setattr(home_assistant, "SILENCE", 0.2)
+    async with HomeAssistantBackend(url, TOKEN) as backend:
+        events = backend.subscribe_events(EVENT_TYPES, retry=0.01)
+        assert [await anext(events), await anext(events)] == [None, None]
+        await events.aclose()
+    assert ha.subscriptions == 2
+
+
 def watch(url: str, token_file: Path, *conditions: str) -> Any:
     arguments = ["watch", "--url", url, "--token-file", str(token_file), "--once", *conditions]
     return CliRunner().invoke(main, arguments)
