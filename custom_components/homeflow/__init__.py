@@ -37,18 +37,22 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> 
     except TwinError as err:
         raise ConfigEntryError(f"The home cannot be built: {err}") from err
     virtual.registry_ids = register_home(hass, entry, virtual.home, virtual.registry_ids)
+    # Stored soon, not only at unload: Home Assistant stops without unloading (writing what is
+    # due), and a setup that does not know these floors and areas would make them again.
+    virtual.save_soon()
     entry.runtime_data = virtual
     agents = any(sub.subentry_type == SUBENTRY_CONVERSATION for sub in entry.subentries.values())
     await hass.config_entries.async_forward_entry_setups(
         entry, [*PLATFORMS, Platform.CONVERSATION] if agents else PLATFORMS
     )
     virtual.start_clock()
-    entry.async_on_unload(virtual.stop_clock)
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:
-    """Unload a virtual home, saving its state first."""
+    """Unload a virtual home, saving its state first; the clock stops before, or a tick would
+    save it again later, even after the entry is removed."""
+    entry.runtime_data.stop_clock()
     await entry.runtime_data.async_save_now()
     # The agents' platform as it was set up: agents added since then are not loaded yet.
     agents = any(

@@ -60,15 +60,17 @@ class HomeFlowClimate(HomeFlowEntity, ClimateEntity):
                 setattr(self, f"_attr_{limit}", caps[limit])
 
     @property
-    def hvac_mode(self) -> HVACMode:
-        """The twin's HVAC mode, which is the entity's state."""
-        return HVACMode(self.twin.state)
+    def hvac_mode(self) -> HVACMode | None:
+        """The twin's HVAC mode, which is the entity's state; None (unknown) if the twin's state
+        is not a mode ("unavailable" in an imported home)."""
+        state = self.twin.state
+        return HVACMode(state) if state in HVACMode else None
 
     @property
     def hvac_action(self) -> HVACAction | None:
-        """What the twin device is doing, if it reports it."""
+        """What the twin device is doing, if it reports an action Home Assistant knows."""
         action = self.attribute.get("hvac_action")
-        return HVACAction(action) if action else None
+        return HVACAction(action) if action in HVACAction else None
 
     @property
     def current_temperature(self) -> float | None:

@@ -13,7 +13,8 @@ from twin.catalog import load_catalog, slugify
 from twin.registry import Device, EntityEntry
 from twin.state import State
 
-from .registry import device_identifier
+from .const import DOMAIN
+from .registry import device_identifier, entity_unique_id
 from .virtual_home import VirtualHome
 
 
@@ -48,7 +49,14 @@ class HomeFlowEntity(Entity):
         """Mirror the twin entity `entry` of `virtual`."""
         self.virtual = virtual
         self.twin_id = entry.entity_id
-        self._attr_unique_id = f"{virtual.entry.entry_id}_{entry.entity_id}"
+        self._attr_unique_id = entity_unique_id(virtual.entry, entry.entity_id)
+        # Only a new entity is placed in its area: later, where it is is the user's choice.
+        self._new = (
+            er.async_get(virtual.hass).async_get_entity_id(
+                entry.domain, DOMAIN, self._attr_unique_id
+            )
+            is None
+        )
         # The twin's id, so that an agent sees the same ids in both; a second home with the same
         # ids gets Home Assistant's usual "_2" suffix.
         self.entity_id = entry.entity_id
@@ -79,11 +87,11 @@ class HomeFlowEntity(Entity):
         return self.twin.attributes
 
     async def async_added_to_hass(self) -> None:
-        """Write the state whenever the twin changes this entity; place an entity that has an area
-        of its own (not its device's) there, so that area targets reach it as in the twin."""
+        """Write the state whenever the twin changes this entity; place a new entity that has an
+        area of its own (not its device's) there, so that area targets reach it as in the twin."""
         self.async_on_remove(self.virtual.listen(self.twin_id, self.async_write_ha_state))
         area_id = self.virtual.home.entities[self.twin_id].area_id
-        if area_id is not None and self.registry_entry is not None:
+        if area_id is not None and self._new:
             er.async_get(self.hass).async_update_entity(
                 self.entity_id, area_id=self.virtual.registry_ids["areas"][area_id]
             )

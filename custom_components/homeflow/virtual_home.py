@@ -123,10 +123,10 @@ class VirtualHome:
         for entity_id in entity_ids:
             if (write_state := self._listeners.get(entity_id)) is not None:
                 write_state()
-        self._save_soon()
+        self.save_soon()
 
     @callback
-    def _save_soon(self) -> None:
+    def save_soon(self) -> None:
         """Store the home after SAVE_DELAY, with whatever else changes until then."""
         self.store.async_delay_save(self._data_to_save, SAVE_DELAY)
 
@@ -144,7 +144,7 @@ class VirtualHome:
         """Hold the home to `conditions` from now on, replacing any goal (raises ConditionError)."""
         self.goal = Verifier(self.home, conditions)
         self._goal_data = {"conditions": list(conditions), "start": dump_home(self.home)}
-        self._save_soon()
+        self.save_soon()
 
     def verify(self) -> dict[str, Any] | None:
         """The goal's status now: each condition, whether all hold, and the entities changed

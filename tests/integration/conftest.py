@@ -37,6 +37,20 @@ def every_device_home() -> Home:
     return home
 
 
+async def set_up_home(hass: HomeAssistant, home: Home) -> MockConfigEntry:
+    """A config entry that imports `home`, without physics, set up."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title=home.name,
+        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(home)},
+        options={"physics": False},
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    return entry
+
+
 @pytest.fixture
 def home_entry(hass: HomeAssistant) -> MockConfigEntry:
     """A config entry whose home is `every_device_home`, not yet set up."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -55,6 +56,21 @@ async def test_every_climate_type_shows_the_twin(
 ) -> None:
     assert_registered_as_the_twin(hass, loaded_home, "climate", ENTITY_IDS)
     assert_same(hass, loaded_home, independent_twin(loaded_home), "climate")
+
+
+async def test_a_state_that_is_not_a_mode_shows_unknown(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    """An imported home may hold "unavailable", or an action Home Assistant does not know."""
+    home = independent_twin(loaded_home)
+    split = home.states[SPLIT]
+    home.states[SPLIT] = replace(
+        split, state="unavailable", attributes={**split.attributes, "hvac_action": "unavailable"}
+    )
+    loaded_home.runtime_data.replace(home)
+    state = hass.states.get(SPLIT)
+    assert state.state == "unknown"
+    assert "hvac_action" not in state.attributes
 
 
 async def test_temperatures_show_to_a_tenth_whatever_the_step(

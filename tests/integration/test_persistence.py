@@ -5,8 +5,10 @@ from __future__ import annotations
 from copy import deepcopy
 from datetime import timedelta
 from typing import Any
+from unittest.mock import patch
 
 from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
@@ -15,7 +17,7 @@ from homeassistant.helpers import floor_registry as fr
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.homeflow.const import DOMAIN
+from custom_components.homeflow.const import DEFAULT_TICK, DOMAIN
 from custom_components.homeflow.virtual_home import SAVE_DELAY, STORAGE_VERSION, build_home
 from twin.homefile import dump_home, load_home
 
@@ -80,8 +82,9 @@ async def test_changes_are_saved_soon_after(
     hass: HomeAssistant, hass_storage: dict[str, Any], loaded_home: MockConfigEntry
 ) -> None:
     home = {"config_entry_id": loaded_home.entry_id}
+    await _let_the_save_happen(hass)  # setup's own save, of what it made
     await hass.services.async_call("switch", "turn_on", {"entity_id": PLUG}, blocking=True)
-    assert _key(loaded_home) not in hass_storage
+    assert load_home(hass_storage[_key(loaded_home)]["data"]["home"]).states[PLUG].state == "off"
     await _let_the_save_happen(hass)
     stored = hass_storage[_key(loaded_home)]
     assert stored["version"] == STORAGE_VERSION
@@ -151,6 +154,54 @@ async def test_a_restart_starts_from_the_stored_home(
     assert _ha_states(hass, loaded_home) == before
     assert _registries(hass) == registries
     assert await _verify(hass, loaded_home) == report
+
+
+async def _stop_and_start(
+    hass: HomeAssistant, hass_storage: dict[str, Any], entry: MockConfigEntry
+) -> None:
+    """A restart: Home Assistant writes what is due and stops without unloading the entry."""
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_FINAL_WRITE)
+    await hass.async_block_till_done()
+    stored = deepcopy(hass_storage.get(_key(entry)))
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+    hass_storage.pop(_key(entry))
+    if stored is not None:
+        hass_storage[_key(entry)] = stored
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+
+
+async def test_restarts_before_any_change_keep_the_floors_and_areas(
+    hass: HomeAssistant, hass_storage: dict[str, Any], loaded_home: MockConfigEntry
+) -> None:
+    """The ids of what setup made are stored at once, not with the first change."""
+    registries = _registries(hass)
+    made = loaded_home.runtime_data.registry_ids
+    for _ in range(2):
+        await _stop_and_start(hass, hass_storage, loaded_home)
+        assert loaded_home.state is ConfigEntryState.LOADED
+        assert loaded_home.runtime_data.registry_ids == made
+        assert _registries(hass) == registries
+
+
+async def test_a_removed_home_leaves_no_storage_behind(
+    hass: HomeAssistant, hass_storage: dict[str, Any], home_entry: MockConfigEntry
+) -> None:
+    """The clock stops before the last save: a tick while unloading would store the home again."""
+    hass.config_entries.async_update_entry(home_entry, options={"physics": True})
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    unload_platforms = hass.config_entries.async_unload_platforms
+
+    async def tick_then_unload(*args: Any) -> bool:
+        async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=DEFAULT_TICK + 1))
+        return await unload_platforms(*args)
+
+    with patch.object(hass.config_entries, "async_unload_platforms", tick_then_unload):
+        await hass.config_entries.async_remove(home_entry.entry_id)
+    await _let_the_save_happen(hass)
+    assert _key(home_entry) not in hass_storage
 
 
 async def test_a_home_set_up_from_seeded_storage(

@@ -15,7 +15,7 @@ from twin.home import Home
 from twin.homefile import dump_home
 from twin.registry import Area, EntityEntry
 
-from .conftest import AREAS, every_device_home
+from .conftest import AREAS, every_device_home, set_up_home
 
 
 async def test_registries_hold_the_home(hass: HomeAssistant, loaded_home: MockConfigEntry) -> None:
@@ -77,6 +77,65 @@ async def test_a_second_home_does_not_collide(
     assert areas == set(AREAS) | {f"Cabin {name}" for name in AREAS}
     switch = next(e for e in loaded_home.runtime_data.home.entities if e.startswith("switch."))
     assert hass.states.get(f"{switch}_2") is not None
+
+
+async def test_names_taken_twice_get_a_number(
+    hass: HomeAssistant, home_entry: MockConfigEntry
+) -> None:
+    """What an earlier setup left, or the user's own areas, may hold both names already."""
+    floors = fr.async_get(hass)
+    areas = ar.async_get(hass)
+    for name in ("Ground Floor", "Test Home Ground Floor"):
+        floors.async_create(name)
+    for name in ("Kitchen", "Test Home Kitchen", "Test Home Kitchen 2"):
+        areas.async_create(name)
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    made = home_entry.runtime_data.registry_ids
+    assert floors.async_get_floor(made["floors"]["ground"]).name == "Test Home Ground Floor 2"
+    assert areas.async_get_area(made["areas"]["kitchen"]).name == "Test Home Kitchen 3"
+
+
+def _home_with_a_garden_light() -> Home:
+    """`every_device_home` with an entity in an area of its own."""
+    home = every_device_home()
+    home.add_entity(EntityEntry("switch.garden_light", "Garden light", area_id="garden"), "off")
+    return home
+
+
+async def test_areas_the_user_chose_stay_after_a_reload(hass: HomeAssistant) -> None:
+    """As with Home Assistant's suggested area, the twin's area is only where things start."""
+    entry = await set_up_home(hass, _home_with_a_garden_light())
+    devices = dr.async_get(hass)
+    entities = er.async_get(hass)
+    den = ar.async_get(hass).async_create("Den")
+    device = dr.async_entries_for_config_entry(devices, entry.entry_id)[0]
+    devices.async_update_device(device.id, area_id=den.id)
+    entities.async_update_entity("switch.garden_light", area_id=den.id)
+
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done()
+
+    assert devices.async_get(device.id).area_id == den.id
+    assert entities.async_get("switch.garden_light").area_id == den.id
+
+
+async def test_a_deleted_area_comes_back_with_what_was_in_it(hass: HomeAssistant) -> None:
+    entry = await set_up_home(hass, _home_with_a_garden_light())
+    areas = ar.async_get(hass)
+    devices = dr.async_get(hass)
+    garden = areas.async_get_area_by_name("Garden")
+    in_garden = {device.id for device in dr.async_entries_for_area(devices, garden.id)}
+    assert in_garden
+    areas.async_delete(garden.id)
+    await hass.async_block_till_done()
+
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done()
+
+    again = areas.async_get_area_by_name("Garden")
+    assert {device.id for device in dr.async_entries_for_area(devices, again.id)} == in_garden
+    assert er.async_get(hass).async_get("switch.garden_light").area_id == again.id
 
 
 async def test_unload_then_remove_cleans_up(
