@@ -16,7 +16,9 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +121,7 @@ class ChatServer:
         self._check_prompt(chat)
         if chat.stream:
             return await self._stream(request, chat)
-        message = await _result(await self._generation(chat))
+        message = await _result(await self._generation(chat, request))
         reply, finish = self._reply(message, chat)
         request[_SUMMARY] = _summary(message, finish, chat)
         return web.json_response(
@@ -169,7 +171,7 @@ class ChatServer:
         streamer: Any = AsyncTextIteratorStreamer(self.policy.tokenizer, skip_prompt=True)
         try:
             await events.delta({"role": "assistant", "content": ""})
-            job = await self._generation(chat, streamer)
+            job = await self._generation(chat, request, streamer)
             # generate() ends the stream itself unless it fails; ending it twice is harmless.
             job.add_done_callback(lambda _: streamer.end())
             text = sent = last = ""
@@ -216,16 +218,21 @@ class ChatServer:
         return reply, "tool_calls" if "tool_calls" in reply else "stop"
 
     async def _generation(
-        self, chat: ChatRequest, streamer: Any = None
+        self, chat: ChatRequest, request: web.Request, streamer: Any = None
     ) -> asyncio.Future[AssistantMessage]:
-        """The reply being generated in a worker thread, once no other generation runs; the lock
-        is released when the thread is done, whatever becomes of the request."""
+        """The reply being generated in a worker thread, once no other generation runs, and cut
+        short if the client goes away (so that one who gave up holds up no one); the lock is
+        released when the thread is done, whatever becomes of the request."""
         await self._lock.acquire()
-        job = asyncio.ensure_future(asyncio.to_thread(self._generate, chat, streamer))
+        job = asyncio.ensure_future(
+            asyncio.to_thread(self._generate, chat, streamer, partial(_gone, request))
+        )
         job.add_done_callback(lambda _: self._lock.release())
         return job
 
-    def _generate(self, chat: ChatRequest, streamer: Any) -> AssistantMessage:
+    def _generate(
+        self, chat: ChatRequest, streamer: Any, stop: Callable[[], bool]
+    ) -> AssistantMessage:
         """The reply, computed in this (worker) thread."""
         if chat.seed is not None:
             import torch
@@ -237,6 +244,7 @@ class ChatServer:
             max_new_tokens=chat.max_tokens,
             temperature=chat.temperature,
             streamer=streamer,
+            stop=stop,
         )
 
     @web.middleware
@@ -471,6 +479,12 @@ def _number(
         span = f"of at least {low}" if high is None else f"from {low} to {high}"
         raise APIError(f"{key} must be {kind} {span}, got {value!r}", key)
     return value
+
+
+def _gone(request: web.Request) -> bool:
+    """Whether the client closed its connection (read from the generation's thread too)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def _usage(message: AssistantMessage) -> dict[str, int]:

@@ -9,6 +9,7 @@ import asyncio
 import importlib.util
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -209,9 +210,11 @@ class LocalPolicy:
         max_new_tokens: int | None = None,
         temperature: float = 0.0,
         streamer: Any = None,
+        stop: Callable[[], bool] | None = None,
     ) -> AssistantMessage:
         """The next message, computed here and now: greedy unless `temperature` > 0, the text
-        also fed to a transformers `streamer` (as `homeflow serve` streams it) if one is given.
+        also fed to a transformers `streamer` (as `homeflow serve` streams it) if one is given,
+        and cut short once `stop()` says so (a client that went away).
         It stops where the model's context window ends (ContextFull once no room is left)."""
         import torch
 
@@ -232,6 +235,7 @@ class LocalPolicy:
                 temperature=temperature or None,
                 max_new_tokens=new_tokens,
                 streamer=streamer,
+                stopping_criteria=None if stop is None else _stopping(stop),
                 repetition_penalty=self.repetition_penalty,
                 eos_token_id=self.stop_ids,
                 pad_token_id=self.tokenizer.pad_token_id or self.stop_ids[0],
@@ -307,6 +311,18 @@ class LocalPolicy:
         if not isinstance(text, str):
             raise PolicyError(f"The chat template gave {type(text).__name__}, not text")
         return text
+
+
+def _stopping(stop: Callable[[], bool]) -> Any:
+    """A transformers stopping criterion: the generation ends once `stop()` is true."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class Stop(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            return torch.full((input_ids.shape[0],), stop(), device=input_ids.device)
+
+    return StoppingCriteriaList([Stop()])
 
 
 def _inline_tools(

@@ -95,6 +95,13 @@ def test_generation_ends_where_the_models_context_window_does(tiny: tuple[Any, A
         policy.generate(CHAT, TOOLS)
 
 
+def test_a_generation_stops_when_told(tiny: tuple[Any, Any]) -> None:
+    """`stop` (homeflow serve: the client went away) ends it after the token being made."""
+    policy = LocalPolicy(*tiny, max_new_tokens=8)
+    assert policy.generate(CHAT, TOOLS).completion_tokens == 8
+    assert policy.generate(CHAT, TOOLS, stop=lambda: True).completion_tokens == 1
+
+
 def test_the_models_own_end_of_turn_token_ends_a_reply(tiny: tuple[Any, Any]) -> None:
     """A token the generation config names as an end (Gemma's <end_of_turn>, Llama 3's
     <|eot_id|>) stops the model like the tokenizer's own."""

@@ -46,31 +46,48 @@ CALL = '{"name": "get_state", "arguments": {"entity_id": "light.kitchen"}}'
 
 class Scripted:
     """A stand-in model that continues any prompt with `reply` and then <|im_end|>, feeding the
-    streamer token by token as transformers' generate does."""
+    streamer token by token and checking the stopping criteria as transformers' generate does
+    (`token_delay` seconds a token)."""
 
     device = "cpu"
     config = SimpleNamespace(max_position_embeddings=8192)  # SmolLM2's context window
 
-    def __init__(self, tokenizer: Any, reply: str, *, delay: float = 0.0) -> None:
+    def __init__(
+        self, tokenizer: Any, reply: str, *, delay: float = 0.0, token_delay: float = 0.0
+    ) -> None:
         self.tokens = tokenizer(reply, add_special_tokens=False)["input_ids"]
         self.tokens.append(tokenizer.convert_tokens_to_ids("<|im_end|>"))
         self.delay = delay
+        self.token_delay = token_delay
         self.running = self.most_running = 0
         self.prompts: list[list[int]] = []
+        self.generated: list[int] = []  # tokens per generation
 
     def generate(
-        self, input_ids: Any, max_new_tokens: int, streamer: Any = None, **options: Any
+        self,
+        input_ids: Any,
+        max_new_tokens: int,
+        streamer: Any = None,
+        stopping_criteria: Any = None,
+        **options: Any,
     ) -> Any:
         self.prompts.append(input_ids[0].tolist())
         self.running += 1
         self.most_running = max(self.most_running, self.running)
         time.sleep(self.delay)
-        new = self.tokens[:max_new_tokens]
         if streamer is not None:
             streamer.put(input_ids)
-            for token in new:
+        new: list[int] = []
+        for token in self.tokens[:max_new_tokens]:
+            time.sleep(self.token_delay)
+            new.append(token)
+            if streamer is not None:
                 streamer.put(torch.tensor([token]))
+            if stopping_criteria is not None and stopping_criteria(input_ids, None).all():
+                break
+        if streamer is not None:
             streamer.end()
+        self.generated.append(len(new))
         self.running -= 1
         sequences = torch.cat([input_ids, torch.tensor([new])], dim=1)
         return transformers.generation.GenerateDecoderOnlyOutput(sequences=sequences)
@@ -372,6 +389,25 @@ async def test_unknown_paths_and_the_api_key(tiny: tuple[Any, Any]) -> None:
             assert "Not Found" in (await response.json())["error"]["message"]
         async with OpenAIPolicy(url, NAME, "sk-local") as client:
             assert (await client.act(MESSAGES, TOOLS)).content == "Hi."
+
+
+async def test_a_client_that_goes_away_holds_up_no_one(tiny: tuple[Any, Any]) -> None:
+    """Its generation stops, as does one that was waiting in line (after its first token), so
+    the next client is answered at once."""
+    model = Scripted(tiny[1], "word " * 100, token_delay=0.02)  # 2 s whole
+    async with serving(LocalPolicy(model, tiny[1])) as (url, session):
+        quick = aiohttp.ClientTimeout(total=0.2)
+        async with aiohttp.ClientSession(timeout=quick) as impatient:
+            gave_up = [complete(impatient, url), complete(impatient, url)]  # one runs, one waits
+            results = await asyncio.gather(*gave_up, return_exceptions=True)
+        assert all(isinstance(result, TimeoutError) for result in results)
+        started = time.monotonic()
+        status, response = await complete(session, url, max_tokens=3)
+        waited = time.monotonic() - started
+    assert (status, response["usage"]["completion_tokens"]) == (200, 3)
+    assert waited < 1.0
+    assert model.generated[0] < 50
+    assert model.generated[1] == 1
 
 
 async def test_a_failed_generation_is_a_server_error(tiny: tuple[Any, Any]) -> None:
