@@ -17,14 +17,12 @@ import pytest
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
 from twin.catalog import load_catalog
 from twin.domains.light import TURN_OFF_SCHEMA, TURN_ON_SCHEMA
 from twin.errors import ServiceValidationError
 from twin.home import Home, ServiceResult
-from twin.homefile import dump_home
 
-from .conftest import every_device_home
+from .conftest import every_device_home, set_up_home
 from .parity import assert_same, call_both, independent_twin
 
 LIGHTS = sorted(e for e in every_device_home().entities if e.startswith("light."))
@@ -243,15 +241,7 @@ async def test_a_light_that_starts_on_steps_from_what_it_shows(hass: HomeAssista
         "light", "turn_on", {"hs_color": [30.5, 40.25], "brightness": 120}, {"entity_id": bulb}
     )
     home.states[bulb] = replace(home.states[bulb], hidden={})  # as an imported home has it
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Lit Home",
-        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(home)},
-        options={"physics": False},
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    entry = await set_up_home(hass, home)
     lights = Lights(hass, entry)
     assert_same(hass, entry, lights.other, "light")
     assert await lights.call("turn_on", bulb, {"brightness_step": 10}) is None

@@ -16,12 +16,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
 from twin.catalog import load_catalog
 from twin.home import Home
-from twin.homefile import dump_home
 
-from .conftest import every_device_home
+from .conftest import every_device_home, set_up_home
 from .parity import as_json, assert_same, call_both, catalog_types, independent_twin
 
 CATALOG = load_catalog()
@@ -63,16 +61,7 @@ async def load_home_with(hass: HomeAssistant, states: dict[str, str]) -> MockCon
     home = every_device_home()
     for entity_id, state in states.items():
         home.states[entity_id] = replace(home.states[entity_id], state=state)
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Lock Home",
-        data={CONF_SOURCE: SOURCE_IMPORT, CONF_HOME: dump_home(home)},
-        options={"physics": False},
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    return entry
+    return await set_up_home(hass, home)
 
 
 # --- every device type --------------------------------------------------------------------------
