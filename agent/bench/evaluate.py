@@ -27,6 +27,7 @@ from ..flywheel.blueprints import Blueprint
 from ..flywheel.datasets import _atomic
 from ..policies import AssistantMessage, Message, Policy
 from ..policies.guided import home_choices
+from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
 from .ha import Server, play_on_server
@@ -128,12 +129,17 @@ def evaluate_instance(
     limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
     agent = make_policy(policy, blueprint, guided)
-    episode = (
-        play(blueprint, agent, limits=limits)
-        if server is None
-        else play_on_server(server, job["id"], blueprint, agent, limits)
-    )
-    trajectory = asyncio.run(episode)
+
+    async def episode() -> Trajectory:
+        try:
+            if server is None:
+                return await play(blueprint, agent, limits=limits)
+            return await play_on_server(server, job["id"], blueprint, agent, limits)
+        finally:
+            if isinstance(agent, OpenAIPolicy):  # its connections live in this event loop
+                await agent.close()
+
+    trajectory = asyncio.run(episode())
     record = {"id": job["id"], "type": job["type"], **score(trajectory)}
     return record | {"trajectory": asdict(trajectory)}
 

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the `server` fixture is imported)
 """SmartHome-Bench's evaluator: scoring by the home's state, runs, resume, reports, the CLI."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from agent.episode import Step, Trajectory, run_episode
 from agent.flywheel.runner import RunError
 from agent.policies import AssistantMessage, Message, ToolCall
 from agent.policies.specs import SpecError
+from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
 from twin.homemaker import make_home
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -199,6 +201,22 @@ def test_an_interrupted_run_continues_without_repeats(
 def test_a_bad_policy_spec_says_the_forms() -> None:
     with pytest.raises(SpecError, match=r"teacher\|noop"):
         bench.check_policy("gpt4")
+
+
+async def test_a_server_policys_connections_close_with_its_instance(
+    instances: list[BenchInstance], server: FakeServer
+) -> None:
+    """Each instance runs in an event loop of its own, which its connections must not outlive."""
+    server.replies = [completion({"content": "Okay."})] * 10
+    instance = instances[0]
+    job = {"id": instance.id, "type": instance.task_type, "blueprint": instance.blueprint.to_json()}
+    record = await asyncio.to_thread(
+        bench.evaluate_instance, job, f"openai:{server.url}#m", 1, 2, False
+    )
+    await asyncio.sleep(0.05)
+    assert record["turns"] == 1
+    assert server.connections
+    assert all(connection.is_closing() for connection in server.connections)
 
 
 # --- reports ----------------------------------------------------------------------------------

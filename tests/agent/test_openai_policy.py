@@ -29,10 +29,12 @@ class FakeServer:
         self.requests: list[tuple[dict[str, Any], str | None]] = []
         self.delay = 0.0
         self.url = ""
+        self.connections: list[Any] = []  # each request's transport
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append((body, request.headers.get("Authorization")))
+        self.connections.append(request.transport)
         await asyncio.sleep(self.delay)
         return self.replies.pop(0)(body)
 
