@@ -35,7 +35,11 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> 
     try:
         virtual = await VirtualHome.async_load(hass, entry)
     except TwinError as err:
-        raise ConfigEntryError(f"The home cannot be built: {err}") from err
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="home_not_built",
+            translation_placeholders={"error": str(err)},
+        ) from err
     virtual.registry_ids = register_home(hass, entry, virtual.home, virtual.registry_ids)
     # Stored soon, not only at unload: Home Assistant stops without unloading (writing what is
     # due), and a setup that does not know these floors and areas would make them again.

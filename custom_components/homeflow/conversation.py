@@ -128,20 +128,12 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
                 ):
                     pass
             except ContextFull as err:
-                raise HomeAssistantError(
-                    "Sorry, this conversation is longer than the model can read; "
-                    f"please start a new one ({err})"
-                ) from err
+                raise _error("context_full", error=str(err)) from err
             except PolicyError as err:
-                raise HomeAssistantError(
-                    f"Sorry, I had a problem talking to the model: {err}"
-                ) from err
+                raise _error("model_failed", error=str(err)) from err
             if not chat_log.unresponded_tool_results:
                 return
-        raise HomeAssistantError(
-            f"Sorry, the model still called tools after {MAX_TOOL_ITERATIONS} rounds, "
-            "so I stopped it without an answer"
-        )
+        raise _error("too_many_tool_rounds", rounds=str(MAX_TOOL_ITERATIONS))
 
     async def _chat_deltas(
         self, messages: list[Message], tools: list[dict[str, Any]]
@@ -217,3 +209,10 @@ def _messages(contents: Iterable[conversation.Content]) -> list[Message]:
         else:
             messages.append({"role": content.role, "content": content.content})
     return messages
+
+
+def _error(key: str, **placeholders: str) -> HomeAssistantError:
+    """The agent's error (its speech), in the user's language."""
+    return HomeAssistantError(
+        translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders
+    )

@@ -215,5 +215,11 @@ class VirtualHome:
 
 
 def as_home_assistant_error(err: TwinError) -> HomeAssistantError:
-    """The Home Assistant error that carries a twin error's message to the caller."""
-    return ServiceValidationError(str(err)) if err.code != "error" else HomeAssistantError(str(err))
+    """The Home Assistant error that carries a twin error's message to the caller: the caller's
+    mistake (ServiceValidationError), or the home's."""
+    kind = ServiceValidationError if err.code != "error" else HomeAssistantError
+    return kind(
+        translation_domain=DOMAIN,
+        translation_key="twin_error",
+        translation_placeholders={"error": str(err)},
+    )
