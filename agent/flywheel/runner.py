@@ -7,7 +7,8 @@ in flight and at most a partial last line, which reading drops; running again re
 shard, skips the keys done, and appends only new keys, so nothing is lost and nothing repeated.
 
 The work runs in a process pool by default (workers ignore Ctrl-C, the driver stops cleanly,
-keeping what finished; a worker whose driver was killed exits rather than linger), in-process
+keeping what finished and ending the workers; a worker whose driver was killed exits rather than
+linger), in-process
 with one worker, or as Ray tasks (`ray=True`, on the cluster at RAY_ADDRESS, else a local one).
 The driver does all the writing, so Ray tasks on other nodes need no shared disk. The work
 function must be importable at module level (a functools.partial of one is fine) and return
@@ -21,7 +22,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -81,7 +82,8 @@ def run(
 
     `config` is what defines the run (not how it is run); a directory that holds a run of
     another config is refused. Ctrl-C ends the session with what finished kept
-    (`complete` False); so does a worker killed from outside.
+    (`complete` False); a worker that dies (killed, out of memory) is a RunError, with what
+    finished kept too.
     """
     started = time.perf_counter()
     _claim(directory, config)
@@ -100,8 +102,13 @@ def run(
                 os.fsync(shard.fileno())
                 fresh.append(record)
                 bar.advance(task)
-        except (KeyboardInterrupt, BrokenProcessPool):
+        except KeyboardInterrupt:
             complete = False
+        except BrokenProcessPool as err:
+            raise RunError(
+                f"A worker process died ({err}); what finished is kept. If it ran out of "
+                "memory, run the same command again with fewer --workers"
+            ) from err
     records = read_records(directory)
     return Outcome(records, fresh, complete, time.perf_counter() - started)
 
@@ -161,7 +168,20 @@ def _pool_results(
             for future in finished:
                 yield pending.pop(future), future.result()
     finally:
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        if pending:  # stopped (Ctrl-C, a failed job): the rest is not wanted, nor waited for
+            _terminate(pool, pending)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate(pool: ProcessPoolExecutor, pending: Iterable[Future[Record]]) -> None:
+    """Cancel the jobs not started and end the workers, whose results would be dropped."""
+    for future in pending:
+        future.cancel()
+    if hasattr(pool, "terminate_workers"):  # Python 3.14+
+        pool.terminate_workers()
+        return
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
 
 
 def _worker(driver: int) -> None:

@@ -110,6 +110,56 @@ def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
     assert not any(map(running, workers))
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_ends_a_parallel_run_at_once(tmp_path: Path) -> None:
+    """SIGINT the driver of 2 workers with minute-long jobs queued: it returns within seconds,
+    its workers gone, instead of running every job left and dropping their results."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script = (
+        "from functools import partial\n"
+        "from pathlib import Path\n"
+        "from agent.flywheel.runner import run\n"
+        "from tests.agent.test_runner import pid_then_sleep\n"
+        f"work = partial(pid_then_sleep, {str(pids)!r})\n"
+        f"jobs = [(str(n), n) for n in range(6)]\n"
+        f"outcome = run(Path({str(tmp_path / 'run')!r}), jobs, work, {{}}, workers=2,"
+        " progress=False)\n"
+        "print(outcome.complete)\n"
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).parents[2],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2:
+        assert driver.poll() is None, "the driver ended before its workers started"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    workers = [int(path.name) for path in pids.iterdir()]
+    stopped = time.monotonic()
+    driver.send_signal(signal.SIGINT)
+    out, _ = driver.communicate(timeout=30)
+    assert time.monotonic() - stopped < 10
+    assert out.strip() == "False"
+    assert not any(map(running, workers))
+    assert len(list(pids.iterdir())) == 2  # no job started after Ctrl-C
+
+
+def dies(seed: int) -> dict[str, Any]:
+    """Work whose process is killed at job 3, as the out-of-memory killer does."""
+    if seed == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"seed": seed}
+
+
+def test_a_worker_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"A worker process died.*fewer --workers"):
+        run(tmp_path, jobs(6), dies, CONFIG, workers=2, progress=False)
+
+
 def test_parallel_output_equals_serial(tmp_path: Path) -> None:
     work = partial(blueprint_record, error_rate=0.2)
     serial = run(tmp_path / "serial", jobs(30), work, CONFIG, workers=1, progress=False)
