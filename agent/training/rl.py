@@ -52,7 +52,7 @@ from twin.verifier import Verifier
 from ..backends.twin import TwinBackend
 from ..bench.instances import play
 from ..episode import Limits
-from ..flywheel.blueprints import Blueprint
+from ..flywheel.blueprints import Blueprint, SplitError, check_split
 from ..flywheel.datasets import DatasetError, dataset_file, read_rows
 from ..flywheel.mcts import Players, SynthesisConfig
 from ..policies import AssistantMessage, Message, PolicyError
@@ -185,7 +185,13 @@ def read_blueprints(directory: Path) -> list[Blueprint]:
         raise TrainingError(str(err)) from err
     if not rows or "blueprint" not in rows[0]:
         raise TrainingError(f"{directory} holds no blueprints (`homeflow data blueprints`)")
-    return [Blueprint.from_json(row["blueprint"]) for row in rows]
+    blueprints = [Blueprint.from_json(row["blueprint"]) for row in rows]
+    try:
+        for blueprint in blueprints:
+            check_split(blueprint.seed)
+    except SplitError as err:
+        raise TrainingError(f"{directory}: the benchmark is never trained on ({err})") from err
+    return blueprints
 
 
 # --- states and outcomes ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ trains, a GRPO step that moves a tiny policy toward the rewarded action, and the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 from functools import cache
@@ -160,6 +161,10 @@ def test_bad_configs_are_refused_with_the_fix(
             rl.make_run(base | {"use_vllm": True})
     with pytest.raises(TrainingError, match="homeflow data blueprints"):
         rl.read_blueprints(tmp_path / "nowhere")
+    bench = dataclasses.replace(blueprint(), seed=2**40)  # the benchmark's first seed
+    write_dataset(tmp_path / "bench", "blueprints", [blueprint_row(bench)])
+    with pytest.raises(TrainingError, match="the benchmark is never trained on"):
+        rl.read_blueprints(tmp_path / "bench")
     run = rl.make_run(base)
     assert (run.kl, run.entropy) == (3e-3, 0.0)
     assert (
