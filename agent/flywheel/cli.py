@@ -213,9 +213,10 @@ def synthesize(
         datasets.synthesis_record, method=method, error_rate=error_rate, teacher=teacher, user=user
     )
     outcome = _generate(output, jobs, work, config, workers, ray, "trajectories")
-    made = sum(len(record["rows"]) for record in outcome.records)
+    made = [row for record in outcome.records for row in record["rows"]]
+    verified = sum(bool(row["done"]) for row in made)
     Console().print(
-        f"{made} verified trajectories from {len(jobs)} blueprints ({method}), "
+        f"{len(made)} trajectories ({verified} verified) from {len(jobs)} blueprints ({method}), "
         f"{len(outcome.fresh)} synthesized this run in {outcome.seconds:.1f} s"
     )
 
@@ -288,10 +289,12 @@ ABOUT = {
         "turns and intents); the other columns place it."
     ),
     "trajectories": (
-        "Verified multi-turn tool-calling dialogues ({method}) in the Hugging Face chat format, "
+        "Multi-turn tool-calling dialogues ({method}) in the Hugging Face chat format, "
         "for TRL's SFTTrainer: `messages` (system, user, assistant with `tool_calls` whose "
         "`arguments` are JSON text, tool results), `tools` (JSON text of the tool schemas), and "
-        "metadata. Every dialogue was executed in the twin and met its goal conditions."
+        "metadata. Every dialogue was executed in the twin; `done` says whether it met its goal "
+        "conditions. MCTS-Flow and linear keep only those that did; role-play keeps its one "
+        "dialogue per blueprint either way, as the paper's role-play baseline does."
     ),
 }
 

@@ -138,6 +138,8 @@ def test_the_cli_writes_blueprints_then_trajectories_with_cards_that_count(
     assert f"| rows | {len(sft)} |" in card
     assert f"| blueprints | {len({r['seed'] for r in sft})} |" in card
     assert f"| linear | {len(sft)} (100.0%) |" in card
+    assert "`done` says whether it met its goal conditions" in card
+    assert f"{len(sft)} trajectories ({len(sft)} verified)" in synthesized.output  # linear: all
     calls = [r["tool_calls"] for r in sft]
     assert f"| max | {max(calls)} |" in card
     bp_card = (tmp_path / "bp" / "README.md").read_text()
