@@ -38,12 +38,18 @@ def data() -> None:
 def profiles(count: int, seed: int, output: Path | None) -> None:
     """Draw user profiles (from seed SEED to SEED+COUNT-1) and show how they spread: who the users
     are, their physiology and health, and their comfort preferences."""
+    try:
+        for each in range(seed, seed + count):
+            check_split(each)  # the benchmark's users are never drawn for training
+    except SplitError as err:
+        raise click.BadParameter(str(err), param_hint="--seed") from err
     drawn = [make_profile(s) for s in track(range(seed, seed + count), description="profiles")]
     console = Console()
     for table in spread_tables(drawn):
         console.print(table)
     if output is not None:
         lines = "".join(json.dumps(p.to_dict()) + "\n" for p in drawn)
+        output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(output.name + ".partial")
         partial.write_text(lines, encoding="utf-8")
         os.replace(partial, output)

@@ -205,10 +205,9 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
     """What a dataset holds: rows, blueprints, and their spread by method, query type, domain
     and tool calls; with the run's `records`, the share of seeds each stage rejected."""
     seeds = {row["seed"] for row in rows}
-    sections = [
-        Section("size", [("rows", str(len(rows))), ("blueprints", str(len(seeds)))]),
-        Section("by method", _counts(row["method"] for row in rows)),
-    ]
+    sections = [Section("size", [("rows", str(len(rows))), ("blueprints", str(len(seeds)))])]
+    if methods := [row["method"] for row in rows if "method" in row]:  # not a benchmark's
+        sections.append(Section("by method", _counts(methods)))
     sections += [
         Section(f"by {axis}", _counts(str(row[axis]).lower() for row in rows))
         for axis in QUERY_AXES

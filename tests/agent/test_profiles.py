@@ -86,10 +86,16 @@ def test_memory_states_the_preferences() -> None:
 
 
 def test_the_command_shows_the_spread_and_writes_the_profiles(tmp_path: Path) -> None:
-    output = tmp_path / "profiles.jsonl"
+    output = tmp_path / "new" / "profiles.jsonl"  # its folder is made
     result = CliRunner().invoke(main, ["data", "profiles", "--count", "200", "-o", str(output)])
     assert result.exit_code == 0, result.output
     assert "200 users" in result.output
     assert "arthritis" in result.output
     lines = output.read_text().splitlines()
     assert [Profile.from_dict(json.loads(line)) for line in lines] == PROFILES[:200]
+
+
+def test_the_command_refuses_the_benchmarks_users() -> None:
+    result = CliRunner().invoke(main, ["data", "profiles", "--count", "2", "--seed", str(2**40)])
+    assert result.exit_code == 2
+    assert "not for training use" in result.output
