@@ -81,9 +81,9 @@ def running(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; nobody may reap it in a container
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
-    """SIGKILL only the driver: its workers leave within seconds instead of lingering."""
+def driving(tmp_path: Path, count: int) -> tuple[subprocess.Popen[str], list[int]]:
+    """A driver process running `count` minute-long jobs on 2 workers (it prints whether the
+    run completed), once both workers have started: the driver and the workers' pids."""
     pids = tmp_path / "pids"
     pids.mkdir()
     script = (
@@ -92,37 +92,7 @@ def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
         "from agent.flywheel.runner import run\n"
         "from tests.agent.test_runner import pid_then_sleep\n"
         f"work = partial(pid_then_sleep, {str(pids)!r})\n"
-        f"run(Path({str(tmp_path / 'run')!r}), [('0', 0), ('1', 1)], work, {{}}, workers=2,"
-        " progress=False)\n"
-    )
-    driver = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parents[2])
-    deadline = time.monotonic() + 60
-    while len(list(pids.iterdir())) < 2:
-        assert driver.poll() is None, "the driver ended before its workers started"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    workers = [int(path.name) for path in pids.iterdir()]
-    driver.kill()
-    driver.wait()
-    deadline = time.monotonic() + 10
-    while any(map(running, workers)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(map(running, workers))
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_ctrl_c_ends_a_parallel_run_at_once(tmp_path: Path) -> None:
-    """SIGINT the driver of 2 workers with minute-long jobs queued: it returns within seconds,
-    its workers gone, instead of running every job left and dropping their results."""
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    script = (
-        "from functools import partial\n"
-        "from pathlib import Path\n"
-        "from agent.flywheel.runner import run\n"
-        "from tests.agent.test_runner import pid_then_sleep\n"
-        f"work = partial(pid_then_sleep, {str(pids)!r})\n"
-        f"jobs = [(str(n), n) for n in range(6)]\n"
+        f"jobs = [(str(n), n) for n in range({count})]\n"
         f"outcome = run(Path({str(tmp_path / 'run')!r}), jobs, work, {{}}, workers=2,"
         " progress=False)\n"
         "print(outcome.complete)\n"
@@ -138,14 +108,33 @@ def test_ctrl_c_ends_a_parallel_run_at_once(tmp_path: Path) -> None:
         assert driver.poll() is None, "the driver ended before its workers started"
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    workers = [int(path.name) for path in pids.iterdir()]
+    return driver, [int(path.name) for path in pids.iterdir()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
+    """SIGKILL only the driver: its workers leave within seconds instead of lingering."""
+    driver, workers = driving(tmp_path, 2)
+    driver.kill()
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(running, workers))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_ends_a_parallel_run_at_once(tmp_path: Path) -> None:
+    """SIGINT the driver of 2 workers with minute-long jobs queued: it returns within seconds,
+    its workers gone, instead of running every job left and dropping their results."""
+    driver, workers = driving(tmp_path, 6)
     stopped = time.monotonic()
     driver.send_signal(signal.SIGINT)
     out, _ = driver.communicate(timeout=30)
     assert time.monotonic() - stopped < 10
     assert out.strip() == "False"
     assert not any(map(running, workers))
-    assert len(list(pids.iterdir())) == 2  # no job started after Ctrl-C
+    assert len(list((tmp_path / "pids").iterdir())) == 2  # no job started after Ctrl-C
 
 
 def dies(seed: int) -> dict[str, Any]:
