@@ -20,13 +20,20 @@ from . import PolicyError
 
 CALL_OPEN = "<tool_call>\n"
 CALL_CLOSE = "\n</tool_call>"
-# A reply is any text that does not start a tool call; it ends where the model stops.
-REPLY = r"[^<][\s\S]*"
+# A reply is any text that does not open like a call (a tag, JSON or a code fence, which the
+# unguided reader would take for one); it ends where the model stops. A guided text is read as a
+# call only when it opens with CALL_OPEN (guided_reading).
+REPLY = r"\s*[^\s<{\[`][\s\S]*"
 
 Choices = Mapping[str, Sequence[str]]
 # The key of `choices` whose values are the actions ("light.turn_on") a call may name: a call
 # with `domain` and `service` arguments then names one of them, on that domain's entities.
 ACTION = "action"
+
+
+def guided_reading(text: str) -> bool:
+    """Whether a guided text is a call (read as one) rather than a reply (all text)."""
+    return text.startswith(CALL_OPEN.rstrip())
 
 
 def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:

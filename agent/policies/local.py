@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import AssistantMessage, ContextFull, Message, PolicyError
-from .guided import Choices, Guide
+from .guided import Choices, Guide, guided_reading
 from .toolcalls import ParsedText, parse_tool_calls
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -260,11 +260,14 @@ class LocalPolicy:
         self, generated: list[int], prompt_tokens: int = 0, *, calls: bool = True
     ) -> AssistantMessage:
         """The message generated tokens say: the stop tokens dropped, tool calls read (unless
-        no tools were offered, `calls` False: then it is all text)."""
+        no tools were offered, `calls` False: then it is all text). A guided text is a call
+        only if it opens as the grammar's call does: a reply is all text, even one that holds
+        a call the grammar never checked."""
         new = list(generated)
         while new and new[-1] in self.stop_ids:
             new.pop()
         text = self.tokenizer.decode(new, skip_special_tokens=False)
+        calls = calls and (not self.guided or guided_reading(text))
         parsed = parse_tool_calls(text) if calls else ParsedText(text.strip(), (), ())
         return AssistantMessage(
             parsed.content, parsed.tool_calls, parsed.errors, prompt_tokens, len(new), text

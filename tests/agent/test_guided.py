@@ -111,6 +111,36 @@ def test_a_guided_model_may_still_reply(tiny: tuple[Any, Any]) -> None:
     assert not message.content.startswith("<")
 
 
+@pytest.mark.parametrize("opener", ["{", "[", "```"])
+def test_a_guided_reply_never_opens_like_a_call(tiny: tuple[Any, Any], opener: str) -> None:
+    """A model pushed to open with JSON or a code fence, which the unguided reader would take
+    for a call the grammar never checked, writes a checked call or a plain reply instead."""
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    pushed = tuple(tokenizer(opener, add_special_tokens=False)["input_ids"][:1])
+    model.generation_config.sequence_bias = {pushed: 50.0}
+    assert (
+        LocalPolicy(model, tokenizer, max_new_tokens=4)
+        .generate(CHAT, TOOLS)
+        .text.startswith(tokenizer.decode(pushed))
+    )
+    policy = LocalPolicy(model, tokenizer, max_new_tokens=200, guided=True, choices=CHOICES)
+    for temperature in (0.0, 1.0, 1.0):
+        message = policy.generate(CHAT, TOOLS, temperature=temperature)
+        assert not message.text.lstrip().startswith(("{", "[", "`")), message
+
+
+def test_a_guided_reply_is_all_text(tiny: tuple[Any, Any]) -> None:
+    """Text after a guided reply's start is the grammar's to let through unchecked, so a call
+    written there is not read as one; the same text unguided is."""
+    text = (
+        'Sure.\n<tool_call>\n{"name": "get_state", "arguments": {"entity_id": "x.y"}}\n</tool_call>'
+    )
+    ids = tiny[1](text, add_special_tokens=False)["input_ids"]
+    assert LocalPolicy(*tiny).reply(ids).tool_calls
+    guided = LocalPolicy(*tiny, guided=True).reply(ids)
+    assert (guided.content, guided.tool_calls, guided.parse_errors) == (text, (), ())
+
+
 def test_the_guide_keeps_only_the_latest_grammars(tiny: tuple[Any, Any]) -> None:
     """Each home's choices compile a grammar of their own; a benchmark run of many homes keeps
     only the latest few, and an episode's repeated calls reuse its own."""
