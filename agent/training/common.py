@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,14 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # peft's
 METRICS = "metrics.jsonl"
 # As transformers' Trainer names them: a checkpoint's folder and the file it writes last there.
 CHECKPOINT, TRAINER_STATE = "checkpoint-", "trainer_state.json"
+# The settings of the run an output's checkpoints belong to, so that a changed config is not
+# continued from them (the optimizer, schedule and steps are the old run's).
+RUN_SETTINGS = "run.json"
+# Settings that say where and how a run computes, not what it trains: they may change between
+# a crash and the run that continues it.
+HOW_IT_RUNS = frozenset(
+    {"output", "save_steps", "micro_batch", "use_vllm", "vllm_mode", "vllm_server"}
+)
 _REPO = Path(__file__).resolve().parents[2]
 
 
@@ -116,6 +125,33 @@ def last_checkpoint(output: Path) -> str | None:
         if folder.name.removeprefix(CHECKPOINT).isdigit() and (folder / TRAINER_STATE).is_file()
     }
     return str(steps[max(steps)]) if steps else None
+
+
+def claim_output(run: Any) -> None:
+    """Record the settings of the run (a dataclass) in its output, or, where the output holds a
+    checkpoint to continue from, refuse settings other than that run's: continuing a changed
+    config would train with the old one's schedule under the new one's name."""
+    path = run.output / RUN_SETTINGS
+    wanted = {
+        key: value
+        for key, value in json.loads(json.dumps(dataclasses.asdict(run), default=str)).items()
+        if key not in HOW_IT_RUNS
+    }
+    resume = last_checkpoint(run.output)
+    if resume is not None and path.is_file():
+        held = json.loads(path.read_text(encoding="utf-8"))
+        changed = [f"{k}: {held.get(k)!r} -> {v!r}" for k, v in wanted.items() if held.get(k) != v]
+        if changed:
+            raise TrainingError(
+                f"{resume} belongs to a run with other settings ({'; '.join(changed)}). Give "
+                f"it those settings to continue it, or delete {run.output}/{CHECKPOINT}* (or "
+                "choose another output) to start over"
+            )
+        return
+    run.output.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{RUN_SETTINGS}.{os.getpid()}.partial")  # one per process
+    partial.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, path)
 
 
 def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]:

@@ -63,6 +63,7 @@ from .common import (
     TrainingError,
     check_output,
     checkpoint_args,
+    claim_output,
     fit,
     make_settings,
     metrics_callback,
@@ -547,6 +548,7 @@ def train(run: RLRun, console: Console | None = None) -> dict[str, float]:
     any), and save it, with its tokenizer and prompt settings, to the output directory; the final
     training metrics."""
     blueprints = read_blueprints(run.blueprints)
+    claim_output(run)
     try:
         model, tokenizer = load(run.model)
     except PolicyError as err:

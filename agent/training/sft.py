@@ -27,6 +27,7 @@ from .common import (
     TrainingError,
     check_output,
     checkpoint_args,
+    claim_output,
     fit,
     make_settings,
     metrics_callback,
@@ -211,6 +212,7 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     """Load the run's model, train it (from the output's last checkpoint, if any), and save it
     with its tokenizer to the output directory; the final training metrics."""
     rows = read_dataset(run)  # the dataset's mistakes before the wait for the model
+    claim_output(run)
     try:
         model, tokenizer = load(run.model)
     except PolicyError as err:

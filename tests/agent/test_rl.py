@@ -310,7 +310,7 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     tmp_path: Path, tiny_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """save_steps 1: a run that dies in step 2 continues there, with step 1 neither redone nor
-    logged twice."""
+    logged twice; a changed config is not continued from the checkpoint."""
     rollouts: list[int] = []
     rollout = rl.Rollout.__call__
 
@@ -332,6 +332,12 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     assert not (out / "model.safetensors").exists()
     with (out / "metrics.jsonl").open("a") as log:  # as if logged after the checkpoint
         log.write(json.dumps({"step": 2, "reward": 99.0}) + "\n")
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(run_settings(tmp_path, tiny_folder, max_steps=8)))
+    refused = CliRunner().invoke(main, ["train", "rl", "--config", str(changed)])
+    assert refused.exit_code == 2, refused.output  # a usage error
+    assert "max_steps: 2 -> 8" in refused.output
+    assert rollouts == [0, 1]  # nothing trained
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output
     assert "continuing from" in result.output

@@ -142,7 +142,8 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     tmp_path: Path, small: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """save_steps 1: a run that dies in its second step trains only that step when run again,
-    past a checkpoint cut off mid-save and a metrics line cut short."""
+    past a checkpoint cut off mid-save and a metrics line cut short; a changed config is not
+    continued from the checkpoint."""
     from trl import SFTTrainer  # type: ignore[attr-defined]
 
     steps: list[int] = []
@@ -163,6 +164,12 @@ def test_a_crashed_run_continues_from_its_last_checkpoint(
     (tmp_path / "out" / "checkpoint-2" / "model.safetensors").write_bytes(b"\0" * 8)
     with (tmp_path / "out" / "metrics.jsonl").open("a") as metrics:
         metrics.write('{"step": 2, "lo')
+    changed = cli_config(tmp_path, small, max_samples=4, save_steps=1, learning_rate=1e-3)
+    refused = CliRunner().invoke(main, ["train", "sft", "--config", str(changed)])
+    assert refused.exit_code == 2, refused.output  # a usage error
+    assert "learning_rate: 5e-05 -> 0.001" in refused.output
+    assert steps == [0, 1]  # nothing trained
+    config = cli_config(tmp_path, small, max_samples=4, save_steps=2)  # how it runs may change
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output
     assert "continuing from" in result.output
