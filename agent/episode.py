@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from twin.atomic import write_text
 from twin.tools import error
 from twin.verifier import Report, Verifier
 
@@ -99,15 +99,7 @@ class Trajectory:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the JSON atomically: readers see the old file or the whole new one."""
-        target = Path(path)
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(self.to_json())
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        write_text(Path(path), self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Trajectory:

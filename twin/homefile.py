@@ -78,7 +78,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, replace
@@ -90,6 +89,7 @@ from typing import Any
 import voluptuous as vol
 import yaml
 
+from .atomic import write_text
 from .catalog import DeviceType, load_catalog, slugify
 from .domains import DOMAINS
 from .errors import HomeDefinitionError
@@ -540,20 +540,7 @@ def dump_home(home: Home) -> str:
 
 def save_home(home: Home, path: str | os.PathLike[str]) -> None:
     """Write the home file of `home` atomically: a crash leaves the old file or the new one."""
-    target = Path(path)
-    text = dump_home(home)
-    descriptor, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_text(Path(path), dump_home(home))
 
 
 def _build(document: Mapping[str, Any]) -> Home:

@@ -19,12 +19,12 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from twin.atomic import write_text
 from twin.tools import POLICY_CODES
 
 from ..episode import Limits, Trajectory
 from ..flywheel import runner
 from ..flywheel.blueprints import Blueprint
-from ..flywheel.datasets import _atomic
 from ..policies import AssistantMessage, Message, Policy
 from ..policies.guided import home_choices
 from ..policies.openai import OpenAIPolicy
@@ -244,16 +244,11 @@ def write_results(directory: Path) -> Path:
         json.dumps({"id": r["id"], "trajectory": r["trajectory"]}, ensure_ascii=False) + "\n"
         for r in ordered
     )
-    _write(directory / TRAJECTORIES, lines)
+    write_text(directory / TRAJECTORIES, lines)
     path = directory / RESULTS
-    _write(path, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     return path
 
 
 def _mean(group: Sequence[Mapping[str, Any]], key: str) -> float:
     return statistics.fmean(r[key] for r in group) if group else 0.0
-
-
-def _write(path: Path, text: str) -> None:
-    """Write `text` atomically, as the flywheel writes its datasets."""
-    _atomic(path, lambda target: target.write_text(text, encoding="utf-8"))

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from twin.atomic import write_text
+
 from ..backends import Backend
 from ..backends.twin import TwinBackend
 from ..episode import Limits, Trajectory, View, run_episode
@@ -357,10 +359,10 @@ def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
         "files": [f.name for f in files],
     }
     path = directory / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(manifest, indent=2) + "\n")
     about = ABOUT.format(count=count, seeds=generation.walked, first=generation.first)
     card = datasets.card(f"SmartHome-Bench {VERSION}", files, spread(rows), about)
-    (directory / "README.md").write_text(card, encoding="utf-8")
+    write_text(directory / "README.md", card)
     return [*files, path, directory / "README.md"]
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from twin.atomic import write_text
+
 from .evaluate import OVERALL, RESULTS
 
 METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
@@ -114,7 +116,7 @@ def write_report(results: Sequence[Results], stem: Path) -> list[Path]:
     table = markdown(results[0]) if len(results) == 1 else compare_markdown(results)
     text, chart = stem.with_suffix(".md"), stem.with_suffix(".png")
     stem.parent.mkdir(parents=True, exist_ok=True)
-    text.write_text(table, encoding="utf-8")
+    write_text(text, table)
     plot_success(results, chart)
     return [text, chart]
 

@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from twin.atomic import write_text
+
 from ..policies import PolicyError
 from ..policies.specs import SpecError
 from . import datasets, mcts, runner
@@ -50,9 +52,7 @@ def profiles(count: int, seed: int, output: Path | None) -> None:
     if output is not None:
         lines = "".join(json.dumps(p.to_dict()) + "\n" for p in drawn)
         output.parent.mkdir(parents=True, exist_ok=True)
-        partial = output.with_name(output.name + ".partial")
-        partial.write_text(lines, encoding="utf-8")
-        os.replace(partial, output)
+        write_text(output, lines)
         console.print(f"wrote {count} profiles to {output}")
 
 
@@ -282,7 +282,7 @@ def _generate(
     files = datasets.write_dataset(output, name, rows)
     about = ABOUT[name].format(**config)
     text = datasets.card(f"HomeFlow {name}", files, datasets.summarise(rows, records), about)
-    (output / "README.md").write_text(text, encoding="utf-8")
+    write_text(output / "README.md", text)
     Console().print(f"wrote {len(rows)} rows to {', '.join(str(f) for f in files)} and a card")
     return outcome
 

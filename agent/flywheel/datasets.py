@@ -15,14 +15,14 @@ same struct as Parquet rather than as untyped JSON.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from twin.atomic import replacing, write_text
 from twin.tools import TOOL_SCHEMAS
 
 from ..episode import Trajectory
@@ -112,14 +112,15 @@ def write_dataset(directory: Path, name: str, rows: Sequence[Row]) -> list[Path]
     """Write `name`.jsonl and, where pyarrow is installed, `name`.parquet; each atomically."""
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = directory / f"{name}.jsonl"
-    _atomic(jsonl, lambda path: path.write_text(_lines(rows), encoding="utf-8"))
+    write_text(jsonl, _lines(rows))
     try:
         import pyarrow as pa  # type: ignore[import-untyped]
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError:
         return [jsonl]
     parquet = directory / f"{name}.parquet"
-    _atomic(parquet, lambda path: pq.write_table(pa.Table.from_pylist(list(rows)), path))
+    with replacing(parquet) as temporary:
+        pq.write_table(pa.Table.from_pylist(list(rows)), temporary)
     return [jsonl, parquet]
 
 
@@ -284,9 +285,3 @@ def _json_text(arguments: Any) -> str:
 
 def _lines(rows: Iterable[Row]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-
-def _atomic(target: Path, write: Callable[[Path], object]) -> None:
-    partial = target.with_name(target.name + ".partial")
-    write(partial)
-    os.replace(partial, target)

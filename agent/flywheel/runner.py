@@ -33,6 +33,8 @@ from typing import IO, Any
 
 from rich.progress import Progress
 
+from twin.atomic import write_text
+
 Record = dict[str, Any]
 Work = Callable[[Any], Record]
 RAY_HINT = "Ray is not installed: pip install 'homeflow[cluster]' (or pip install ray)"
@@ -125,9 +127,7 @@ def _claim(directory: Path, config: Mapping[str, Any]) -> None:
             )
         return
     (directory / "shards").mkdir(parents=True, exist_ok=True)
-    partial = manifest.with_name("manifest.json.partial")
-    partial.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, manifest)
+    write_text(manifest, json.dumps(wanted, indent=2) + "\n")
 
 
 @contextmanager

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from twin.atomic import write_text
+
 from . import AssistantMessage, ContextFull, Message, PolicyError
 from .guided import Choices, Guide, guided_reading
 from .toolcalls import ParsedText, parse_tool_calls
@@ -117,7 +119,7 @@ def prompt_settings(path: str | Path | None) -> dict[str, Any]:
 
 def save_prompt_settings(path: str | Path, *, compact: bool) -> None:
     """Record in a model's folder the prompt it was trained with, for `prompt_settings`."""
-    (Path(path) / PROMPT_SETTINGS).write_text(json.dumps({"compact": compact}), encoding="utf-8")
+    write_text(Path(path) / PROMPT_SETTINGS, json.dumps({"compact": compact}))
 
 
 class LocalPolicy:

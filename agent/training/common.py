@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any
 import yaml
 from rich.console import Console
 from rich.progress import Progress
+
+from twin.atomic import write_text
 
 LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # peft's
@@ -149,9 +150,7 @@ def claim_output(run: Any) -> None:
             )
         return
     run.output.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{RUN_SETTINGS}.{os.getpid()}.partial")  # one per process
-    partial.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    write_text(path, json.dumps(wanted, indent=2) + "\n")
 
 
 def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]:

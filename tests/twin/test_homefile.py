@@ -518,22 +518,11 @@ def test_save_home_writes_a_file_that_loads_back(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [path]
 
 
-def _half_writing_fdopen(fdopen: Callable[..., Any]) -> Callable[..., Any]:
-    """os.fdopen whose files write half of what they are given, then fail as a full disk does."""
-
-    def opened(descriptor: int, *args: Any, **kwargs: Any) -> Any:
-        file = fdopen(descriptor, *args, **kwargs)
-        write = file.write
-
-        def write_half(text: str) -> int:
-            write(text[: len(text) // 2])
-            file.flush()
-            raise OSError(28, "No space left on device")
-
-        file.write = write_half
-        return file
-
-    return opened
+def _half_writing(path: Path, text: str, **kwargs: Any) -> int:
+    """Path.write_text that writes half of the text, then fails as a full disk does."""
+    with path.open("w", **kwargs) as file:
+        file.write(text[: len(text) // 2])
+    raise OSError(28, "No space left on device")
 
 
 def _fails(*args: Any, **kwargs: Any) -> None:
@@ -550,7 +539,7 @@ def test_a_failed_save_leaves_the_old_file_intact(
     before = path.read_text(encoding="utf-8")
     home.call_service("switch", "turn_on", target={"entity_id": "switch.bedside_plug"})
     if failure == "write":
-        monkeypatch.setattr(os, "fdopen", _half_writing_fdopen(os.fdopen))
+        monkeypatch.setattr(Path, "write_text", _half_writing)
     else:
         monkeypatch.setattr(os, failure, _fails)
     with pytest.raises(OSError, match=r"No space left|Input/output"):
