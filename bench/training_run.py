@@ -4,8 +4,9 @@ fixed SmartHome-Bench subset.
 
 Every stage is a `homeflow` command run in a subprocess and skipped once its output exists, so an
 interrupted run continues where it stopped (the evaluations resume per instance). Work goes to
---work (weights, datasets, trajectories: never into the repository); the comparison table, the
-per-type bar chart and the training curves go to --report (committed).
+--work (weights, datasets, trajectories: never into the repository); each evaluation's results,
+the comparison table with paired tests, the per-type bar chart and the training curves go to
+--report (committed).
 
     .venv/bin/python bench/training_run.py [--work DIR] [--report docs/training]
 
@@ -33,7 +34,9 @@ from pathlib import Path
 
 import yaml
 
+from agent.bench.evaluate import RESULTS
 from agent.training.common import METRICS, read_metrics
+from twin.atomic import write_text
 
 BENCH_SEED_COUNT = 500  # blueprint seeds synthesised per SFT dataset
 SFT = {"max_samples": 96, "epochs": 1, "batch_size": 4, "max_length": 2048, "learning_rate": 2e-4}
@@ -134,9 +137,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--work", type=Path, default=Path("~/.cache/homeflow/measured").expanduser()
+        "--work",
+        type=Path,
+        default=Path("~/.cache/homeflow/measured").expanduser(),
+        help="where the data, models and evaluations go (default: %(default)s)",
     )
-    parser.add_argument("--report", type=Path, default=Path("docs/training"))
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=Path("docs/training"),
+        help="where the results, table, charts and curves go (default: %(default)s)",
+    )
     parser.add_argument("--plan", action="store_true", help="print the commands and stop")
     parser.add_argument(
         "--only", nargs="+", metavar="STAGE", help="run only these stages (no report)"
@@ -168,15 +179,20 @@ def main() -> None:
 
 
 def report(work: Path, out: Path) -> None:
-    """The comparison table and chart (homeflow bench compare) and the training curves."""
-    out.mkdir(parents=True, exist_ok=True)
-    results = [str(work / "eval" / name) for name in MODELS]
-    subprocess.run(homeflow("bench", "compare", *results, "-o", str(out / "bench")), check=True)
+    """Each evaluation's results (results/NAME.json, the home folder written ~), the comparison
+    table and chart (homeflow bench compare of those) and the training curves."""
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    results = [out / "results" / f"{name}.json" for name in MODELS]
+    for name, path in zip(MODELS, results, strict=True):
+        text = (work / "eval" / name / RESULTS).read_text(encoding="utf-8")
+        write_text(path, text.replace(str(Path.home()), "~"))
+    compare = homeflow("bench", "compare", *map(str, results), "-o", str(out / "bench"))
+    subprocess.run(compare, check=True)
     curves = {
         name: read_metrics(work / path / METRICS)
         for name, path in (("sft_mcts", "sft/mcts"), ("sft_roleplay", "sft/roleplay"), ("rl", "rl"))
     }
-    (out / "curves.json").write_text(json.dumps(curves, indent=1), encoding="utf-8")
+    write_text(out / "curves.json", json.dumps(curves, indent=1))
     _plot(curves, out / "curves.png")
 
 

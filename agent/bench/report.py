@@ -6,9 +6,11 @@ matplotlib is imported only when a chart is drawn.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,13 @@ class ResultsError(ValueError):
 
 @dataclass(frozen=True)
 class Results:
-    """One evaluation's summary: its name, what ran, and per task type (and overall) figures."""
+    """One evaluation's summary: its name, what ran, per task type (and overall) figures, and
+    whether each instance (by id) was solved."""
 
     name: str
     config: dict[str, Any]
     summary: dict[str, dict[str, float]]
+    solved: Mapping[str, bool] = field(default_factory=dict)
 
     @property
     def types(self) -> list[str]:
@@ -43,7 +47,8 @@ def load_results(path: Path) -> Results:
     file = path / RESULTS if path.is_dir() else path
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-        return Results(data["name"], data["config"], data["summary"])
+        solved = {i["id"]: bool(i["success"]) for i in data.get("instances", [])}
+        return Results(data["name"], data["config"], data["summary"], solved)
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
         raise ResultsError(
             f"Cannot read results from {path}: {err}; give a results.json or a directory "
@@ -82,7 +87,38 @@ def compare_markdown(results: Sequence[Results]) -> str:
         cells = [result.name, f"`{_policy(result)}`", *success]
         cells += [_percent(overall["success"]), *_metrics(overall)]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + paired_markdown(results)
+
+
+def paired_markdown(results: Sequence[Results]) -> str:
+    """Each evaluation against each one before it on the instances both ran: how many only one
+    of them solved, and the exact McNemar test's two-sided p (how likely a difference this
+    large is if the two were equally good); empty where no two share instances."""
+    lines = []
+    for earlier, later in itertools.combinations(results, 2):
+        shared = earlier.solved.keys() & later.solved.keys()
+        if not shared:
+            continue
+        won = sum(later.solved[i] and not earlier.solved[i] for i in shared)
+        lost = sum(earlier.solved[i] and not later.solved[i] for i in shared)
+        cells = [later.name, earlier.name, str(len(shared)), str(won), str(lost)]
+        lines.append("| " + " | ".join([*cells, f"{mcnemar_p(won, lost):.3f}"]) + " |")
+    if not lines:
+        return ""
+    header = [
+        "",
+        "| results | against | instances | it alone solved | against alone solved | McNemar p |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    return "\n".join(header + lines) + "\n"
+
+
+def mcnemar_p(won: int, lost: int) -> float:
+    """The exact McNemar test's two-sided p for `won` and `lost` discordant pairs: a binomial
+    test of the smaller count against half of them."""
+    pairs = won + lost
+    tail = sum(math.comb(pairs, k) for k in range(min(won, lost) + 1)) / 2.0**pairs
+    return min(1.0, 2.0 * tail)
 
 
 def plot_success(results: Sequence[Results], path: Path) -> None:

@@ -23,6 +23,8 @@ from agent.bench.report import (
     compare_markdown,
     load_results,
     markdown,
+    mcnemar_p,
+    paired_markdown,
     write_report,
 )
 from agent.episode import Step, Trajectory, run_episode
@@ -238,6 +240,7 @@ def test_report_and_compare_write_tables_and_charts(
         "| teacher | `teacher` | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in compared
     )
     assert "| noop | `noop` | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in compared
+    assert "| noop | teacher | 10 | 0 | 10 | 0.002 |" in compared  # paired, on the same ids
     trained = Results("rl", {"policy": f"local:{Path.home()}/models/rl"}, noop.summary)
     assert "| rl | `local:~/models/rl` |" in compare_markdown([teacher, trained])
     assert "(policy `local:~/models/rl`)" in markdown(trained)
@@ -245,6 +248,20 @@ def test_report_and_compare_write_tables_and_charts(
         text, chart = write_report(results, stem)
         assert text.read_text(encoding="utf-8").count("\n|") >= len(results)
         assert chart.read_bytes().startswith(PNG)
+
+
+def test_paired_differences_count_the_instances_only_one_solved() -> None:
+    """18 solved only by the later, 7 only by the earlier (as the measured MCTS-Flow SFT against
+    the base): exact McNemar p 0.043; instances one of them lacks are left out."""
+    ids = [f"i{n}" for n in range(40)]
+    before = dict.fromkeys(ids, False) | dict.fromkeys(ids[:7], True) | {"gone": True}
+    after = dict.fromkeys(ids, False) | dict.fromkeys(ids[7:25], True)
+    summary = {"overall": {"success": 0.0}}
+    table = paired_markdown([Results("base", {}, summary, before), Results("sft", {}, {}, after)])
+    assert table.splitlines()[-1] == "| sft | base | 40 | 18 | 7 | 0.043 |"
+    assert paired_markdown([Results("a", {}, summary), Results("b", {}, summary)]) == ""
+    assert mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(3, 3) == 1.0
 
 
 def test_unreadable_results_say_what_to_give(tmp_path: Path) -> None:
