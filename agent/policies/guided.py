@@ -21,9 +21,10 @@ from . import PolicyError
 CALL_OPEN = "<tool_call>\n"
 CALL_CLOSE = "\n</tool_call>"
 # A reply is any text that does not open like a call (a tag, JSON or a code fence, which the
-# unguided reader would take for one); it ends where the model stops. A guided text is read as a
-# call only when it opens with CALL_OPEN (guided_reading).
+# unguided reader would take for one); it ends where the model stops. A call may follow blank
+# space; a guided text is read as a call only when it opens with CALL_OPEN (guided_reading).
 REPLY = r"\s*[^\s<{\[`][\s\S]*"
+BLANK = r"\s*"
 
 Choices = Mapping[str, Sequence[str]]
 # The key of `choices` whose values are the actions ("light.turn_on") a call may name: a call
@@ -33,7 +34,7 @@ ACTION = "action"
 
 def guided_reading(text: str) -> bool:
     """Whether a guided text is a call (read as one) rather than a reply (all text)."""
-    return text.startswith(CALL_OPEN.rstrip())
+    return text.lstrip().startswith(CALL_OPEN.rstrip())
 
 
 def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:
@@ -162,9 +163,11 @@ class Guide:
         return self._compiler.compile_grammar(self.grammar(json.loads(schema)))
 
     def grammar(self, schema: Mapping[str, Any]) -> Any:
-        """A reply, or a call as `schema` says inside the `<tool_call>` tags (compact JSON)."""
+        """A reply, or a call as `schema` says inside the `<tool_call>` tags (compact JSON),
+        after any blank space."""
         grammar = self._xgr.Grammar
         call = grammar.concat(
+            grammar.from_regex(BLANK),
             grammar.from_ebnf(f"root ::= {json.dumps(CALL_OPEN)}"),
             grammar.from_json_schema(dict(schema), any_whitespace=False),
             grammar.from_ebnf(f"root ::= {json.dumps(CALL_CLOSE)}"),

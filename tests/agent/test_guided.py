@@ -96,6 +96,19 @@ def test_guided_service_calls_name_an_action_on_its_own_domain(eager: tuple[Any,
     assert len(domains) > 1  # the calls differ, not one branch every time
 
 
+def test_a_guided_call_may_follow_blank_space(eager: tuple[Any, Any]) -> None:
+    """A model that opens with a space (then `<`, as a call would) still writes a checked call."""
+    model, tokenizer = copy.deepcopy(eager[0]), eager[1]
+    space = tokenizer.convert_tokens_to_ids("Ġ")
+    model.generation_config.sequence_bias = {(space,): 100.0, (space, space): -200.0}
+    model.generation_config.sequence_bias |= eager[0].generation_config.sequence_bias
+    message = LocalPolicy(model, tokenizer, max_new_tokens=200, guided=True, choices=CHOICES)
+    said = message.generate(CHAT, TOOLS)
+    assert said.text.startswith(" <tool_call>"), said.text
+    assert len(said.tool_calls) == 1
+    assert said.parse_errors == ()
+
+
 def test_without_the_guide_the_same_model_writes_no_call(eager: tuple[Any, Any]) -> None:
     message = LocalPolicy(*eager, max_new_tokens=16).generate(CHAT, TOOLS)
     assert message.tool_calls == ()
