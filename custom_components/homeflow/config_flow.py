@@ -66,6 +66,7 @@ from .const import (
     DOMAIN,
     HOME_TYPES,
     HOMEFLOW_LLM_API,
+    MAX_SIMULATED_PER_TICK,
     SIZES,
     SOURCE_GENERATE,
     SOURCE_IMPORT,
@@ -171,9 +172,12 @@ class HomeFlowOptionsFlow(OptionsFlowWithReload):
     """Simulation options: physics on or off, its speed and its tick."""
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show and save the options."""
+        """Show and save the options; refuse a speed and tick that step more than a day."""
+        errors: dict[str, str] = {}
         if user_input is not None:
-            return self.async_create_entry(data=user_input)
+            if user_input[CONF_SPEED] * user_input[CONF_TICK] <= MAX_SIMULATED_PER_TICK:
+                return self.async_create_entry(data=user_input)
+            errors["base"] = "too_fast"
         options = self.config_entry.options
         schema = vol.Schema(
             {
@@ -188,7 +192,11 @@ class HomeFlowOptionsFlow(OptionsFlowWithReload):
                 ),
             }
         )
-        return self.async_show_form(step_id="init", data_schema=schema)
+        return self.async_show_form(
+            step_id="init",
+            data_schema=self.add_suggested_values_to_schema(schema, user_input),
+            errors=errors,
+        )
 
 
 class ConversationFlow(ConfigSubentryFlow):

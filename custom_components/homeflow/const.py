@@ -24,6 +24,9 @@ CONF_TICK = "tick"
 DEFAULT_PHYSICS = True
 DEFAULT_SPEED = 1.0
 DEFAULT_TICK = 60
+# The most simulated seconds one tick may step (speed x tick): each tick's physics runs on Home
+# Assistant's event loop, about 8 ms per simulated day for a generated home.
+MAX_SIMULATED_PER_TICK = 86400
 
 HOME_TYPES = ["studio", "apartment", "house", "duplex", "villa"]
 SIZES = ["small", "medium", "large"]

@@ -108,3 +108,21 @@ async def test_options_set_the_simulation(
     await hass.async_block_till_done()
     assert loaded_home.options == {"physics": True, "speed": 60.0, "tick": 5}
     assert loaded_home.state is ConfigEntryState.LOADED
+
+
+async def test_options_refuse_more_than_a_day_per_tick(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    """Each tick's physics runs on the event loop: speed x tick is held to a simulated day."""
+    before = dict(loaded_home.options)
+    result = await hass.config_entries.options.async_init(loaded_home.entry_id)
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"physics": True, "speed": 3600, "tick": 25}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "too_fast"}
+    assert loaded_home.options == before
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"physics": True, "speed": 3600, "tick": 24}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
