@@ -102,7 +102,8 @@ def paired_markdown(results: Sequence[Results]) -> str:
         won = sum(later.solved[i] and not earlier.solved[i] for i in shared)
         lost = sum(earlier.solved[i] and not later.solved[i] for i in shared)
         cells = [later.name, earlier.name, str(len(shared)), str(won), str(lost)]
-        lines.append("| " + " | ".join([*cells, f"{mcnemar_p(won, lost):.3f}"]) + " |")
+        p = mcnemar_p(won, lost)
+        lines.append("| " + " | ".join([*cells, f"{p:.3f}" if p >= 0.001 else "<0.001"]) + " |")
     if not lines:
         return ""
     header = [

@@ -260,6 +260,9 @@ def test_paired_differences_count_the_instances_only_one_solved() -> None:
     table = paired_markdown([Results("base", {}, summary, before), Results("sft", {}, {}, after)])
     assert table.splitlines()[-1] == "| sft | base | 40 | 18 | 7 | 0.043 |"
     assert paired_markdown([Results("a", {}, summary), Results("b", {}, summary)]) == ""
+    everything = Results("all", {}, {}, dict.fromkeys(ids, True))
+    table = paired_markdown([Results("base", {}, summary, before), everything])
+    assert table.splitlines()[-1] == "| all | base | 40 | 33 | 0 | <0.001 |"
     assert mcnemar_p(0, 0) == 1.0
     assert mcnemar_p(3, 3) == 1.0
 
