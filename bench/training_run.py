@@ -128,7 +128,7 @@ def stages(work: Path, bench: Path) -> list[tuple[str, Path, list[str]]]:
 
 def write_config(path: Path, settings: dict[str, object]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    write_text(path, yaml.safe_dump(settings, sort_keys=False))
     return path
 
 

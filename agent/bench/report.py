@@ -118,7 +118,7 @@ def mcnemar_p(won: int, lost: int) -> float:
     """The exact McNemar test's two-sided p for `won` and `lost` discordant pairs: a binomial
     test of the smaller count against half of them."""
     pairs = won + lost
-    tail = sum(math.comb(pairs, k) for k in range(min(won, lost) + 1)) / 2.0**pairs
+    tail = sum(math.comb(pairs, k) for k in range(min(won, lost) + 1)) / (1 << pairs)
     return min(1.0, 2.0 * tail)
 
 

@@ -23,8 +23,10 @@ CALL_CLOSE = "\n</tool_call>"
 # A reply is any text that does not open like a call (a tag, JSON or a code fence, which the
 # unguided reader would take for one); it ends where the model stops. A call may follow blank
 # space; a guided text is read as a call only when it opens with CALL_OPEN (guided_reading).
-REPLY = r"\s*[^\s<{\[`][\s\S]*"
-BLANK = r"\s*"
+# Blank is these four characters, the same to the grammar (BLANK) and the reader.
+BLANK_CHARS = " \t\n\r"
+BLANK = r"[ \t\n\r]*"
+REPLY = BLANK + r"[^ \t\n\r<{\[`][\s\S]*"
 
 Choices = Mapping[str, Sequence[str]]
 # The key of `choices` whose values are the actions ("light.turn_on") a call may name: a call
@@ -34,7 +36,7 @@ ACTION = "action"
 
 def guided_reading(text: str) -> bool:
     """Whether a guided text is a call (read as one) rather than a reply (all text)."""
-    return text.lstrip().startswith(CALL_OPEN.rstrip())
+    return text.lstrip(BLANK_CHARS).startswith(CALL_OPEN.rstrip())
 
 
 def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def claim_output(run: Any) -> None:
     resume = last_checkpoint(run.output)
     if resume is not None and path.is_file():
         held = json.loads(path.read_text(encoding="utf-8"))
-        changed = [f"{k}: {held.get(k)!r} -> {v!r}" for k, v in wanted.items() if held.get(k) != v]
+        changed = [f"{k}: {held[k]!r} -> {v!r}" for k, v in wanted.items() if held.get(k, v) != v]
         if changed:
             raise TrainingError(
                 f"{resume} belongs to a run with other settings ({'; '.join(changed)}). Give "
@@ -211,7 +211,7 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             if not self.started:
                 self.started = True
                 kept = [old for old in read_metrics(path) if old["step"] < state.global_step]
-                path.write_text("".join(json.dumps(old) + "\n" for old in kept), encoding="utf-8")
+                write_text(path, "".join(json.dumps(old) + "\n" for old in kept))
             with path.open("a", encoding="utf-8") as file:
                 file.write(json.dumps(line) + "\n")
             shown = [f"{key} {line[key]:.4f}" for key in ("loss", "reward") if key in line]

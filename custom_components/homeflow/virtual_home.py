@@ -33,6 +33,7 @@ from .const import (
     DEFAULT_SPEED,
     DEFAULT_TICK,
     DOMAIN,
+    MAX_SIMULATED_PER_TICK,
     SOURCE_GENERATE,
 )
 from .registry import RegistryIds
@@ -178,7 +179,7 @@ class VirtualHome:
             return
         tick = options.get(CONF_TICK, DEFAULT_TICK)
         speed = options.get(CONF_SPEED, DEFAULT_SPEED)
-        seconds = tick * speed
+        seconds = min(tick * speed, MAX_SIMULATED_PER_TICK)  # options saved before the limit
 
         @callback
         def _tick(now: datetime) -> None:

@@ -264,6 +264,8 @@ def test_paired_differences_count_the_instances_only_one_solved() -> None:
     table = paired_markdown([Results("base", {}, summary, before), everything])
     assert table.splitlines()[-1] == "| all | base | 40 | 33 | 0 | <0.001 |"
     assert mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(1678, 0) == 0.0  # the full benchmark, teacher against no-op
+    assert mcnemar_p(1000, 1100) == pytest.approx(0.0307, abs=1e-4)
     assert mcnemar_p(3, 3) == 1.0
 
 

@@ -4,11 +4,12 @@ fits the tools and the allowed entity ids, and writes garbage without the guide.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
 
-from agent.policies.guided import ACTION, Guide, call_schema
+from agent.policies.guided import ACTION, REPLY, Guide, call_schema, guided_reading
 from agent.policies.local import LocalPolicy
 from twin.tools import TOOL_SCHEMAS, argument_mismatch
 
@@ -107,6 +108,18 @@ def test_a_guided_call_may_follow_blank_space(eager: tuple[Any, Any]) -> None:
     assert said.text.startswith(" <tool_call>"), said.text
     assert len(said.tool_calls) == 1
     assert said.parse_errors == ()
+
+
+def test_the_reader_and_the_grammar_agree_on_blank_space() -> None:
+    """The four blank characters may precede a call; any other (a control character) opens a
+    reply, and a reply is all text, whatever follows it."""
+    call = '<tool_call>\n{"name": "x", "arguments": {}}\n</tool_call>'
+    assert guided_reading(call)
+    assert guided_reading(" \t\n\r" + call)
+    assert not guided_reading("\x1c" + call)
+    assert not guided_reading("\ufeff" + call)
+    assert re.fullmatch(REPLY, "\x1c" + call)
+    assert not re.fullmatch(REPLY, " \n" + call)
 
 
 def test_without_the_guide_the_same_model_writes_no_call(eager: tuple[Any, Any]) -> None:

@@ -4,6 +4,7 @@ differ only in what they should, and the accelerate configs carry what `accelera
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 from accelerate.commands.config.config_args import load_config_from_file  # type: ignore[import-untyped]
 
 from agent.training import rl, sft
+from agent.training.common import TrainingError, claim_output
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 ACCELERATE = sorted((CONFIGS / "accelerate").glob("*.yaml"))
@@ -56,3 +58,22 @@ def test_the_accelerate_configs_are_the_three_documented() -> None:
     assert names == ["deepspeed_zero2.yaml", "deepspeed_zero3.yaml", "multi_gpu.yaml"]
     guide = (CONFIGS.parent / "docs" / "scale_out.md").read_text(encoding="utf-8")
     assert all(f"configs/accelerate/{name}" in guide for name in names)
+
+
+def test_a_checkpoint_continues_only_under_its_own_settings(tmp_path: Path) -> None:
+    """An output's run.json holds the settings its checkpoints were trained under; a setting
+    it does not record (one a later version added) is not held against it."""
+    run = sft.make_run({"dataset": str(tmp_path / "data"), "output": str(tmp_path / "out")})
+    claim_output(run)
+    checkpoint = tmp_path / "out" / "checkpoint-3"
+    checkpoint.mkdir()
+    (checkpoint / "trainer_state.json").write_text("{}")
+    claim_output(run)
+    claim_output(dataclasses.replace(run, save_steps=5))  # how it runs, not what it trains
+    with pytest.raises(TrainingError, match=r"checkpoint-3 .*learning_rate: 5e-05 -> 0\.001"):
+        claim_output(dataclasses.replace(run, learning_rate=1e-3))
+    recorded = tmp_path / "out" / "run.json"
+    held = json.loads(recorded.read_text())
+    del held["seed"]
+    recorded.write_text(json.dumps(held))
+    claim_output(dataclasses.replace(run, seed=7))

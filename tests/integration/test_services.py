@@ -299,6 +299,22 @@ async def test_with_physics_on_time_also_runs_on_its_own(
     assert virtual.home.now == start + 30 * 60 + 60
 
 
+async def test_options_saved_before_the_limit_step_at_most_a_day(
+    hass: HomeAssistant, loaded_home: MockConfigEntry
+) -> None:
+    """The options form refuses more than a simulated day per tick; an entry that holds more
+    (saved before the limit) is stepped a day at a time, not blocking the event loop longer."""
+    hass.config_entries.async_update_entry(
+        loaded_home, options={"physics": True, "tick": 3600, "speed": 3600.0}
+    )
+    assert await hass.config_entries.async_reload(loaded_home.entry_id)
+    virtual = loaded_home.runtime_data
+    start = virtual.home.now
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=3601))
+    await hass.async_block_till_done()
+    assert virtual.home.now == start + 86400
+
+
 # --- export and import ------------------------------------------------------------------------
 
 
