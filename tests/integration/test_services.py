@@ -283,20 +283,24 @@ async def test_advance_time_takes_up_to_a_week(
     assert loaded_home.runtime_data.home.now == start + 604800
 
 
+async def _one_tick(hass: HomeAssistant, entry: MockConfigEntry, tick: int, speed: float) -> float:
+    """The simulated seconds one tick of the physics clock steps, with these options."""
+    options = {"physics": True, "tick": tick, "speed": speed}
+    hass.config_entries.async_update_entry(entry, options=options)
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    start = entry.runtime_data.home.now
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=tick + 1))
+    await hass.async_block_till_done()
+    return float(entry.runtime_data.home.now - start)
+
+
 async def test_with_physics_on_time_also_runs_on_its_own(
     hass: HomeAssistant, loaded_home: MockConfigEntry
 ) -> None:
-    hass.config_entries.async_update_entry(
-        loaded_home, options={"physics": True, "tick": 30, "speed": 60.0}
-    )
-    assert await hass.config_entries.async_reload(loaded_home.entry_id)
-    virtual = loaded_home.runtime_data
-    start = virtual.home.now
-    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=31))
-    await hass.async_block_till_done()
-    assert virtual.home.now == start + 30 * 60
+    assert await _one_tick(hass, loaded_home, tick=30, speed=60.0) == 30 * 60
+    now = loaded_home.runtime_data.home.now
     await _call(hass, "advance_time", loaded_home, seconds=60)
-    assert virtual.home.now == start + 30 * 60 + 60
+    assert loaded_home.runtime_data.home.now == now + 60
 
 
 async def test_options_saved_before_the_limit_step_at_most_a_day(
@@ -304,15 +308,7 @@ async def test_options_saved_before_the_limit_step_at_most_a_day(
 ) -> None:
     """The options form refuses more than a simulated day per tick; an entry that holds more
     (saved before the limit) is stepped a day at a time, not blocking the event loop longer."""
-    hass.config_entries.async_update_entry(
-        loaded_home, options={"physics": True, "tick": 3600, "speed": 3600.0}
-    )
-    assert await hass.config_entries.async_reload(loaded_home.entry_id)
-    virtual = loaded_home.runtime_data
-    start = virtual.home.now
-    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=3601))
-    await hass.async_block_till_done()
-    assert virtual.home.now == start + 86400
+    assert await _one_tick(hass, loaded_home, tick=3600, speed=3600.0) == 86400
 
 
 # --- export and import ------------------------------------------------------------------------
