@@ -35,6 +35,7 @@ from pathlib import Path
 import yaml
 
 from agent.bench.evaluate import RESULTS
+from agent.bench.report import shareable
 from agent.training.common import METRICS, read_metrics
 from twin.atomic import write_text
 
@@ -185,7 +186,7 @@ def report(work: Path, out: Path) -> None:
     results = [out / "results" / f"{name}.json" for name in MODELS]
     for name, path in zip(MODELS, results, strict=True):
         text = (work / "eval" / name / RESULTS).read_text(encoding="utf-8")
-        write_text(path, text.replace(str(Path.home()), "~"))
+        write_text(path, shareable(text))
     compare = homeflow("bench", "compare", *map(str, results), "-o", str(out / "bench"))
     subprocess.run(compare, check=True)
     curves = {

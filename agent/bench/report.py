@@ -160,7 +160,12 @@ def write_report(results: Sequence[Results], stem: Path) -> list[Path]:
 
 def _policy(results: Results) -> str:
     """The policy as run, with the user's home folder written `~`: tables get shared."""
-    return str(results.config.get("policy", "?")).replace(str(Path.home()), "~")
+    return shareable(str(results.config.get("policy", "?")))
+
+
+def shareable(text: str) -> str:
+    """`text` with the user's home folder written `~`: tables and results get shared."""
+    return text.replace(str(Path.home()), "~")
 
 
 def _types(results: Sequence[Results]) -> list[str]:

@@ -118,11 +118,13 @@ class SplitError(ValueError):
     """A seed from the other side of the training/benchmark split."""
 
 
-def check_split(seed: int, *, bench: bool = False) -> None:
-    """Refuse a benchmark seed for training, or a training seed for the benchmark."""
-    if (seed in BENCH_SEEDS) != bench:
-        side = "the benchmark's" if bench else "training"
-        raise SplitError(f"seed {seed} is not for {side} use (bench seeds: {BENCH_SEEDS})")
+def check_split(*seeds: int, bench: bool = False) -> None:
+    """Refuse benchmark seeds for training, or training seeds for the benchmark (the first
+    one on the wrong side is named)."""
+    for seed in seeds:
+        if (seed in BENCH_SEEDS) != bench:
+            side = "the benchmark's" if bench else "training"
+            raise SplitError(f"seed {seed} is not for {side} use (bench seeds: {BENCH_SEEDS})")
 
 
 @dataclass(frozen=True, slots=True)

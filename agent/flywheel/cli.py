@@ -40,9 +40,8 @@ def data() -> None:
 def profiles(count: int, seed: int, output: Path | None) -> None:
     """Draw user profiles (from seed SEED to SEED+COUNT-1) and show how they spread: who the users
     are, their physiology and health, and their comfort preferences."""
-    try:
-        for each in range(seed, seed + count):
-            check_split(each)  # the benchmark's users are never drawn for training
+    try:  # the benchmark's users are never drawn for training
+        check_split(*range(seed, seed + count))
     except SplitError as err:
         raise click.BadParameter(str(err), param_hint="--seed") from err
     drawn = [make_profile(s) for s in track(range(seed, seed + count), description="profiles")]
@@ -258,8 +257,7 @@ def _generate(
     """Run (or continue) the generation in `output`; once every job is done, write the dataset
     and its card. An interrupted run exits with 130 and says how to continue."""
     try:  # every job's key is its blueprint's seed: none may be the benchmark's
-        for key, _ in jobs:
-            check_split(int(key))
+        check_split(*(int(key) for key, _ in jobs))
     except SplitError as err:
         raise click.UsageError(str(err)) from err
     try:

@@ -8,11 +8,10 @@ shard, skips the keys done, and appends only new keys, so nothing is lost and no
 
 The work runs in a process pool by default (workers ignore Ctrl-C, the driver stops cleanly,
 keeping what finished and ending the workers; a worker whose driver was killed exits rather than
-linger), in-process
-with one worker, or as Ray tasks (`ray=True`, on the cluster at RAY_ADDRESS, else a local one).
-The driver does all the writing, so Ray tasks on other nodes need no shared disk. The work
-function must be importable at module level (a functools.partial of one is fine) and return
-JSON-able dicts.
+linger), in-process with one worker, or as Ray tasks (`ray=True`, on the cluster at RAY_ADDRESS,
+else a local one). The driver does all the writing, so Ray tasks on other nodes need no shared
+disk. The work function must be importable at module level (a functools.partial of one is
+fine) and return JSON-able dicts.
 """
 
 from __future__ import annotations

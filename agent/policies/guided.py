@@ -23,10 +23,12 @@ CALL_CLOSE = "\n</tool_call>"
 # A reply is any text that does not open like a call (a tag, JSON or a code fence, which the
 # unguided reader would take for one); it ends where the model stops. A call may follow blank
 # space; a guided text is read as a call only when it opens with CALL_OPEN (guided_reading).
-# Blank is these four characters, the same to the grammar (BLANK) and the reader.
+# Blank is these four characters, the same to the reader and the grammar (BLANK, in escapes:
+# xgrammar's character classes refuse a raw newline).
 BLANK_CHARS = " \t\n\r"
-BLANK = r"[ \t\n\r]*"
-REPLY = BLANK + r"[^ \t\n\r<{\[`][\s\S]*"
+_BLANK_CLASS = BLANK_CHARS.encode("unicode_escape").decode()
+BLANK = f"[{_BLANK_CLASS}]*"
+REPLY = BLANK + f"[^{_BLANK_CLASS}<{{\\[`][\\s\\S]*"
 
 Choices = Mapping[str, Sequence[str]]
 # The key of `choices` whose values are the actions ("light.turn_on") a call may name: a call

@@ -188,8 +188,7 @@ def read_blueprints(directory: Path) -> list[Blueprint]:
         raise TrainingError(f"{directory} holds no blueprints (`homeflow data blueprints`)")
     blueprints = [Blueprint.from_json(row["blueprint"]) for row in rows]
     try:
-        for blueprint in blueprints:
-            check_split(blueprint.seed)
+        check_split(*(blueprint.seed for blueprint in blueprints))
     except SplitError as err:
         raise TrainingError(f"{directory}: the benchmark is never trained on ({err})") from err
     return blueprints
