@@ -6,6 +6,13 @@ It answers as OpenAI and vLLM do for one model: GET /v1/models and POST /v1/chat
 tools, tool_choice "auto"/"none", temperature (0 is greedy), seed, max_tokens and streaming. The
 prompt and the tool calls read from the text are LocalPolicy's; one generation runs at a time, in a
 worker thread, so the event loop keeps answering.
+
+Every request is checked whole before anything is rendered or generated, and a bad one gets a 4xx
+error in OpenAI's shape ({"error": {message, type, param, code}}): a body of at most MAX_BODY bytes
+of UTF-8 JSON (413 past it), arrays and objects nested at most MAX_DEPTH deep, at most
+MAX_MESSAGES messages and MAX_TOOLS tools (and tool calls a message), and each field the server
+reads of the type OpenAI's API gives it, tools' parameters included (JSON Schema objects). Anything
+else that fails is the server's own fault: logged, and a 500 in the same shape.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +42,11 @@ from .policies.toolcalls import settled_content
 _LOGGER = logging.getLogger(__name__)
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 ROLES = ("system", "developer", "user", "assistant", "tool")
-_MAX_BODY = 16 * 2**20
+# A request's limits (refused past them with a 4xx error; `homeflow serve --help` lists them).
+MAX_BODY = 4 * 2**20  # bytes: far more than any model served here reads
+MAX_DEPTH = 64  # arrays and objects within one another, anywhere in the body
+MAX_MESSAGES = 2048  # OpenAI's limit
+MAX_TOOLS = 128  # OpenAI's limit on tools, and on tool calls in one message
 # The request log line's tail: token counts and how the reply ended.
 _SUMMARY = web.RequestKey("summary", str)
 
@@ -96,7 +108,7 @@ class ChatServer:
 
     def app(self) -> web.Application:
         """The aiohttp application."""
-        app = web.Application(middlewares=[self._middleware], client_max_size=_MAX_BODY)
+        app = web.Application(middlewares=[self._middleware], client_max_size=MAX_BODY)
         app.router.add_get("/v1/models", self.models)
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         return app
@@ -113,11 +125,7 @@ class ChatServer:
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
         """The assistant's next message, whole or streamed."""
-        try:
-            body = await request.json()
-        except ValueError as exc:
-            raise APIError(f"The body is not valid JSON: {exc}") from None
-        chat = parse_request(body, self.name, self.policy.max_new_tokens)
+        chat = parse_request(await _body(request), self.name, self.policy.max_new_tokens)
         self._check_prompt(chat)
         if chat.stream:
             return await self._stream(request, chat)
@@ -183,12 +191,7 @@ class ChatServer:
                 if len(said) > len(sent):
                     await events.delta({"content": said[len(sent) :]})
                     sent = said
-            try:
-                message = await _result(job)
-            except APIError as err:
-                await events.send(err.body())
-                await events.send("[DONE]")
-                return response
+            message = await _result(job)
             reply, finish = self._reply(message, chat)
             if reply["content"] and reply["content"][len(sent) :]:
                 await events.delta({"content": reply["content"][len(sent) :]})
@@ -201,6 +204,11 @@ class ChatServer:
             await response.write_eof()
         except ConnectionResetError:
             request[_SUMMARY] = " (the client left)"
+            return response
+        except Exception as exc:  # the stream has begun: the error is its last event
+            error = exc if isinstance(exc, APIError) else _server_error("The stream failed", exc)
+            await events.send(error.body())
+            await events.send("[DONE]")
             return response
         request[_SUMMARY] = _summary(message, finish, chat)
         return response
@@ -249,7 +257,8 @@ class ChatServer:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """The API key check, errors as JSON, and one log line per request (no contents)."""
+        """The API key check, every error as JSON in OpenAI's shape (an unexpected one, a bug,
+        as a 500 with its traceback logged), and one log line per request (no contents)."""
         started = time.monotonic()
         try:
             self._authorise(request)
@@ -259,6 +268,9 @@ class ChatServer:
         except web.HTTPException as exc:
             error = APIError(f"{request.method} {request.path}: {exc.reason}", status=exc.status)
             response = web.json_response(error.body(), status=exc.status)
+        except Exception as exc:
+            error = _server_error(f"{request.method} {request.path} failed", exc)
+            response = web.json_response(error.body(), status=error.status)
         _LOGGER.info(
             "%s %s %d %.2f s%s",
             request.method,
@@ -273,7 +285,8 @@ class ChatServer:
         """Refuse a request without the API key, when one is set."""
         if self._api_key is None:
             return
-        given = request.headers.get("Authorization", "").encode()
+        # Header bytes that are not UTF-8 come as surrogate escapes: encoded back as they came.
+        given = request.headers.get("Authorization", "").encode(errors="surrogateescape")
         if not hmac.compare_digest(given, f"Bearer {self._api_key}".encode()):
             raise APIError(
                 "Incorrect or missing API key; send it as `Authorization: Bearer KEY`",
@@ -283,12 +296,14 @@ class ChatServer:
 
 
 def parse_request(body: Any, name: str, max_tokens: int) -> ChatRequest:
-    """The request in `body`, for the model called `name`; APIError says what is wrong."""
+    """The request in `body` (its decoded JSON), for the model called `name`; APIError says what
+    is wrong."""
     if not isinstance(body, dict):
-        raise APIError(f"The body must be a JSON object, got {type(body).__name__}")
-    if body.get("model") not in (None, name):
+        raise APIError(f"The body must be a JSON object, got {_kind(body)}")
+    model = _optional(body, "model", str, "a string")
+    if model not in (None, name):
         raise APIError(
-            f"The model {body['model']!r} does not exist; this server has {name!r}",
+            f"The model {model!r} does not exist; this server has {name!r}",
             "model",
             status=404,
             code="model_not_found",
@@ -296,35 +311,33 @@ def parse_request(body: Any, name: str, max_tokens: int) -> ChatRequest:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise APIError("messages must be a non-empty list of chat messages", "messages")
-    tools = body.get("tools") or []
-    if not isinstance(tools, list) or not all(_is_function(tool) for tool in tools):
-        raise APIError(
-            'tools must be a list of {"type": "function", "function": {"name": ..., '
-            '"parameters": ...}}',
-            "tools",
-        )
-    tool_choice = body.get("tool_choice") or "auto"
-    if tool_choice not in ("auto", "none"):
+    _at_most(messages, MAX_MESSAGES, "messages", "messages")
+    tools = _optional(body, "tools", list, "a list of tools") or []
+    _at_most(tools, MAX_TOOLS, "tools", "tools")
+    for index, tool in enumerate(tools):
+        _tool(tool, f"tools[{index}]")
+    tool_choice = body.get("tool_choice")
+    if tool_choice not in (None, "auto", "none"):
         raise APIError('tool_choice must be "auto" or "none"', "tool_choice")
-    if body.get("n", 1) != 1:
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):
         raise APIError("n must be 1: one choice per request", "n")
-    stream = body.get("stream") or False
-    if not isinstance(stream, bool):
-        raise APIError("stream must be true or false", "stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise APIError('stream_options must be an object such as {"include_usage": true}')
+    stream = _optional(body, "stream", bool, "true or false") or False
+    options = _optional(body, "stream_options", dict, 'an object such as {"include_usage": true}')
+    include_usage = _optional(
+        options or {}, "include_usage", bool, "true or false", "stream_options.", "stream_options"
+    )
     limit = _number(body, "max_completion_tokens", 1, integer=True)
     limit = limit or _number(body, "max_tokens", 1, integer=True) or max_tokens
     seed = _number(body, "seed", -(2**63), 2**64 - 1, integer=True)
     return ChatRequest(
-        messages=[_message(item, index) for index, item in enumerate(messages)],
-        tools=tools if tool_choice == "auto" else [],
+        messages=[_message(item, f"messages[{index}]") for index, item in enumerate(messages)],
+        tools=[] if tool_choice == "none" else tools,
         max_tokens=min(int(limit), max_tokens),
         temperature=float(_number(body, "temperature", 0, 2) or 0),
         seed=None if seed is None else int(seed),
         stream=stream,
-        include_usage=bool(options.get("include_usage")),
+        include_usage=bool(include_usage),
     )
 
 
@@ -376,6 +389,19 @@ def serve(
 
     Replies are greedy at temperature 0 (the default) and sampled above it; one is generated at
     a time. Each request is logged in one line, without its contents.
+
+    A request is checked whole before anything runs, and a bad one gets a 4xx error in OpenAI's
+    shape, {"error": {"message", "type", "param", "code"}}. Its limits:
+
+    \b
+      body        at most 4 MiB (4194304 bytes) of UTF-8 JSON; 413 past it
+      nesting     arrays and objects at most 64 deep, anywhere in the body
+      messages    at most 2048
+      tools       at most 128, and at most 128 tool calls in one message
+      fields      of the types OpenAI's API gives them; a tool's parameters the
+                  JSON Schema of an object, each schema in it an object
+
+    A failure of the server's own is logged and answered as a 500 in the same shape.
     """
     try:
         policy = LocalPolicy.from_pretrained(model, max_new_tokens=max_new_tokens)
@@ -418,17 +444,74 @@ async def _result(job: asyncio.Future[AssistantMessage]) -> AssistantMessage:
         # Shielded: a request that goes away must not cancel a generation still running.
         return await asyncio.shield(job)
     except Exception as exc:
-        _LOGGER.exception("Generation failed")
+        raise _server_error("The model failed to generate", exc) from None
+
+
+def _server_error(what: str, exc: Exception) -> APIError:
+    """A failure of the server's own, logged with its traceback: a 500 in OpenAI's shape."""
+    _LOGGER.error("%s", what, exc_info=exc)
+    return APIError(f"{what}: {exc}", status=500, kind="server_error")
+
+
+async def _body(request: web.Request) -> Any:
+    """The request's body decoded: UTF-8 JSON of at most MAX_BODY bytes, nested at most
+    MAX_DEPTH deep, whose text is all characters; else APIError."""
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
         raise APIError(
-            f"The model failed to generate: {exc}", status=500, kind="server_error"
+            f"The body is over {MAX_BODY} bytes ({MAX_BODY // 2**20} MiB), this server's limit",
+            status=413,
         ) from None
+    deep = APIError(f"The body nests arrays and objects more than {MAX_DEPTH} deep")
+    try:
+        body = json.loads(raw.decode(), parse_constant=_not_json)
+    except RecursionError:  # nested deeper than the decoder goes
+        raise deep from None
+    except ValueError as exc:  # also bytes that are not UTF-8
+        raise APIError(f"The body is not valid JSON: {exc}") from None
+    if _too_deep(body):
+        raise deep
+    try:
+        # Only an escape such as "\ud800" makes a lone surrogate, which no tokenizer encodes.
+        json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError as exc:
+        raise APIError(
+            f"The body holds a lone surrogate (a \\ud800-\\udfff escape not in a pair), which "
+            f"is not a character: {exc}"
+        ) from None
+    return body
 
 
-def _message(item: Any, index: int) -> Message:
+def _not_json(constant: str) -> None:
+    """Refuse NaN and Infinity, which Python's decoder reads but JSON has not."""
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def _too_deep(body: Any) -> bool:
+    """Whether arrays and objects nest more than MAX_DEPTH deep in `body`: level by level, not
+    recursing, each level's containers picked out by their type in C rather than one by one in
+    Python (a body of MAX_BODY bytes takes about as long as decoding it)."""
+    level = [body]
+    for _ in range(MAX_DEPTH + 1):
+        containers = list(compress(level, map(_CONTAINERS.__contains__, map(type, level))))
+        if not containers:
+            return False
+        level = []
+        for item in containers:
+            level.extend(item.values() if isinstance(item, dict) else item)
+    return True
+
+
+def _message(item: Any, where: str) -> Message:
     """A chat message checked, with text content parts joined and `developer` as `system`."""
-    where = f"messages[{index}]"
     if not isinstance(item, dict) or item.get("role") not in ROLES:
         raise APIError(f"{where} must be an object with a role of {', '.join(ROLES)}", "messages")
+    for key in ("name", "tool_call_id"):
+        _optional(item, key, str, "a string", f"{where}.", "messages")
     content = item.get("content")
     if isinstance(content, list):
         if not all(
@@ -439,27 +522,131 @@ def _message(item: Any, index: int) -> Message:
         ):
             raise APIError(f"{where}: only text content parts are supported", "messages")
         content = "".join(part["text"] for part in content)
-    calls = item.get("tool_calls")
-    if calls is not None and (
-        item["role"] != "assistant"
-        or not isinstance(calls, list)
-        or not all(isinstance(call, dict) and _is_function(call) for call in calls)
-    ):
-        raise APIError(
-            f'{where}: tool_calls belong to assistant messages, as a list of {{"id": ..., '
-            '"type": "function", "function": {"name": ..., "arguments": ...}}',
-            "messages",
-        )
+    calls = _optional(item, "tool_calls", list, "a list of tool calls", f"{where}.", "messages")
+    if calls is not None:
+        if item["role"] != "assistant":
+            raise APIError(f"{where}: tool_calls belong to assistant messages", "messages")
+        _at_most(calls, MAX_TOOLS, f"{where}.tool_calls", "messages")
+        for index, call in enumerate(calls):
+            _call(call, f"{where}.tool_calls[{index}]")
     if not isinstance(content, str) and not (content is None and item["role"] == "assistant"):
         raise APIError(f"{where}: content must be text", "messages")
     role = "system" if item["role"] == "developer" else item["role"]
     return {**item, "role": role, "content": content}
 
 
-def _is_function(value: Any) -> bool:
-    """Whether `value` is a tool or a tool call: {"function": {"name": "...", ...}, ...}."""
+def _call(call: Any, where: str) -> None:
+    """Refuse a tool call not of OpenAI's shape; its arguments may be JSON text or an object."""
+    function = _function(
+        call,
+        where,
+        'a tool call: {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}',
+        "messages",
+    )
+    _optional(call, "id", str, "a string", f"{where}.", "messages")
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, str | dict):
+        raise APIError(
+            f"{where}.function.arguments must be JSON text or an object, got {_kind(arguments)}",
+            "messages",
+        )
+
+
+def _tool(tool: Any, where: str) -> None:
+    """Refuse a tool not of OpenAI's shape, its parameters the JSON Schema of an object."""
+    function = _function(
+        tool,
+        where,
+        'a tool: {"type": "function", "function": {"name": ..., "parameters": ...}}',
+        "tools",
+    )
+    where = f"{where}.function"
+    _optional(function, "description", str, "a string", f"{where}.", "tools")
+    parameters = _optional(function, "parameters", dict, "a JSON Schema", f"{where}.", "tools")
+    if parameters is None:
+        return
+    if parameters.get("type", "object") != "object":
+        raise APIError(
+            f'{where}.parameters must be the schema of an object: {{"type": "object", ...}}',
+            "tools",
+        )
+    _schema(parameters, f"{where}.parameters")
+
+
+def _function(value: Any, where: str, shape: str, param: str) -> dict[str, Any]:
+    """The function of a tool or a tool call, {"type": "function", "function": {"name": "...",
+    ...}} (`shape`, as the error says); else APIError."""
     function = value.get("function") if isinstance(value, dict) else None
-    return isinstance(function, dict) and isinstance(function.get("name"), str)
+    if (
+        not isinstance(function, dict)
+        or not isinstance(function.get("name"), str)
+        or value.get("type", "function") != "function"
+    ):
+        raise APIError(f"{where} must be {shape}", param)
+    return function
+
+
+def _schema(schema: Any, where: str) -> None:
+    """Refuse a JSON Schema that prompts, chat templates or guided decoding cannot read: each
+    schema an object; its type a name or a list of names, description a string, required a list
+    of names, enum a list; properties an object of schemas, items a schema, anyOf, oneOf and
+    allOf lists of schemas."""
+    if not isinstance(schema, dict):
+        raise APIError(f"{where} must be a JSON Schema object, got {_kind(schema)}", "tools")
+    kind, required = schema.get("type"), schema.get("required")
+    if kind is not None and not _names([kind] if isinstance(kind, str) else kind):
+        raise APIError(f"{where}.type must be a type's name or a list of them", "tools")
+    if required is not None and not _names(required):
+        raise APIError(f"{where}.required must be a list of property names", "tools")
+    _optional(schema, "description", str, "a string", f"{where}.", "tools")
+    _optional(schema, "enum", list, "a list", f"{where}.", "tools")
+    properties = _optional(schema, "properties", dict, "an object of schemas", f"{where}.", "tools")
+    for name, subschema in (properties or {}).items():
+        _schema(subschema, f"{where}.properties.{name}")
+    if schema.get("items") is not None:
+        _schema(schema["items"], f"{where}.items")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for index, subschema in enumerate(
+            _optional(schema, key, list, "a list of schemas", f"{where}.", "tools") or []
+        ):
+            _schema(subschema, f"{where}.{key}[{index}]")
+
+
+def _names(value: Any) -> bool:
+    """Whether `value` is a list of strings."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def _optional(
+    value: dict[str, Any],
+    key: str,
+    kind: type,
+    what: str,
+    where: str = "",
+    param: str | None = None,
+) -> Any:
+    """value[key] if given (not null): a `kind` (`what`, as the error says); else APIError
+    naming it as `where` + key, for the request's field `param` (key itself by default)."""
+    item = value.get(key)
+    if item is not None and not isinstance(item, kind):
+        raise APIError(f"{where}{key} must be {what}, got {_kind(item)}", param or key)
+    return item
+
+
+def _at_most(items: list[Any], limit: int, where: str, param: str) -> None:
+    """Refuse a list longer than `limit`, as OpenAI does (code array_above_max_length)."""
+    if len(items) > limit:
+        raise APIError(
+            f"{where} is too long: at most {limit} items, got {len(items)}",
+            param,
+            code="array_above_max_length",
+        )
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of a decoded value, as an error names it."""
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    return kinds.get(type(value), "a number" if isinstance(value, int | float) else "null")
 
 
 def _number(

@@ -1,8 +1,9 @@
 """How fast the simulation side of the twin is: HomeMaker, the room physics and HomeEnv-v0.
 
 Prints homes generated per second (by home type), the time to advance a 50-device home by one
-simulated hour in one-minute steps, and env steps per second (a read, a service call and a
-pyexec action in turn), each on one core.
+simulated hour in one-minute steps, outdoor weather reads per second (every home reads it each
+simulated minute; the target is 100,000/s), and env steps per second (a read, a service call and
+a pyexec action in turn), each on one core.
 
     .venv/bin/python bench/sim_speed.py [--seconds 1.0]
 """
@@ -21,6 +22,7 @@ from rich.table import Table
 
 import twin.env  # noqa: F401  (registers homeflow/HomeEnv-v0)
 from twin.homemaker import make_home
+from twin.weather import Weather
 
 
 def rate(operation: Callable[[], object], seconds: float) -> float:
@@ -69,6 +71,13 @@ def hour_of_physics_ms() -> tuple[int, float]:
         home.advance(3600, 60)
         best = min(best, time.perf_counter() - start)
     return len(home.devices), best * 1000
+
+
+def weather_reads_per_second(seconds: float) -> float:
+    """Weather.at calls per second over successive simulated minutes of one city."""
+    weather = Weather("Berlin", 1)
+    moments = itertools.count(1_711_000_000, 60)
+    return rate(lambda: weather.at(next(moments)), seconds)
 
 
 def env_steps_per_second(seconds: float) -> float:
@@ -125,6 +134,9 @@ def main() -> None:
     console.print(
         f"Room physics: one simulated hour in one-minute steps on a {devices}-device "
         f"home takes {milliseconds:.2f} ms (target < 5 ms)"
+    )
+    console.print(
+        f"Weather: {weather_reads_per_second(args.seconds):,.0f} reads/s (target 100,000)"
     )
     console.print(
         f"HomeEnv-v0: {env_steps_per_second(args.seconds):,.0f} steps/s "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import track
 from rich.tree import Tree
 
@@ -17,6 +18,8 @@ from .homemaker import make_home, plan_home, summary
 from .weather import cities
 
 HOME_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+# Control characters (C0, DEL and C1), which a home's text may hold but a terminal would obey.
+_CONTROL = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])
 
 
 @click.group()
@@ -25,10 +28,16 @@ def home() -> None:
 
 
 def _load(path: Path) -> Home:
+    """The home file at `path`; a bad one is one line of error and exit status 1."""
     try:
         return load_home(path)
     except TwinError as err:
-        raise click.ClickException(str(err)) from None
+        raise click.ClickException(_printable(" ".join(str(err).split()))) from None
+
+
+def _printable(text: str) -> str:
+    """Text from a home as a terminal shows it: no control characters, no rich markup."""
+    return escape(text.translate(_CONTROL))
 
 
 @home.command()
@@ -79,26 +88,33 @@ def show(path: Path) -> None:
 
 
 def home_tree(shown: Home) -> Tree:
-    """The home as a rich tree."""
-    tree = Tree(f"[bold]{shown.name}[/]")
+    """The home as a rich tree; names are shown as written, never read as rich markup."""
+    tree = Tree(f"[bold]{_printable(shown.name)}[/]")
     floors = sorted(shown.floors.values(), key=lambda floor: floor.level)
-    branches = {floor.floor_id: tree.add(f"[bold cyan]{floor.name}[/]") for floor in floors}
+    branches = {
+        floor.floor_id: tree.add(f"[bold cyan]{_printable(floor.name)}[/]") for floor in floors
+    }
     rooms: dict[str, Tree] = {}
-    for area in sorted(shown.areas.values(), key=lambda area: area.parent_id is not None):
+    for area in shown.areas.values():  # a home holds each area after its parent
         parent = rooms.get(area.parent_id or "") or branches.get(area.floor_id or "", tree)
         climate = shown.rooms[area.area_id]
         rooms[area.area_id] = parent.add(
-            f"[bold]{area.name}[/] [dim]{climate.temperature:.1f} °C, {climate.humidity:.0f} %[/]"
+            f"[bold]{_printable(area.name)}[/] "
+            f"[dim]{climate.temperature:.1f} °C, {climate.humidity:.0f} %[/]"
         )
+    entities: dict[str | None, list[str]] = {}
+    for entity_id, entry in shown.entities.items():
+        entities.setdefault(entry.device_id, []).append(entity_id)
     for device in shown.devices.values():
+        name = _printable(device.name)
+        model = _printable(f"{device.manufacturer} {device.model}")
         branch = (
-            rooms[device.area_id].add(f"{device.name} [dim]{device.manufacturer} {device.model}[/]")
+            rooms[device.area_id].add(f"{name} [dim]{model}[/]")
             if device.area_id
-            else tree.add(device.name)
+            else tree.add(name)
         )
-        for entity_id, entry in shown.entities.items():
-            if entry.device_id == device.device_id:
-                branch.add(f"{entity_id} = [green]{shown.states[entity_id].state}[/]")
+        for entity_id in entities.get(device.device_id, ()):
+            branch.add(f"{entity_id} = [green]{_printable(shown.states[entity_id].state)}[/]")
     return tree
 
 

@@ -27,12 +27,26 @@ comparisons or test functions (write `attr(x, "is_volume_muted") == True`).
 None is a missing value: ordering comparisons (< <= > >=), `in`, between and approx involving None
 are False instead of errors, arithmetic with None gives None, and == / != compare as in Python.
 Other misuse (text compared with a number, an entity the home lacks) raises ConditionError.
+
+Numbers are Python's, within the float range: an integer beyond ±1.8e308 (a literal, an operand
+or a result of arithmetic) is a ConditionError, so that arithmetic stays cheap. Floats follow
+IEEE 754 as in Python and Home Assistant's templates: they overflow to inf, `num()` reads "nan"
+and "inf", NaN is unequal to everything (orderings, between and approx with it are False), and
+approx(x, t, tol) is x == t or |x - t| <= tol (so equal infinities are close); only division
+by zero is an error.
+
+Limits: a condition has at most MAX_LENGTH characters, MAX_NODES expressions (literals, calls,
+operations) and MAX_DEPTH levels of nesting; past one it is refused with a ConditionError that
+names the limit. Compiling is linear in the text's length, and any bad input, of any type, is a
+ConditionError.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -73,8 +87,23 @@ _ARITY = {
     "unchanged": 1,
 }
 _FUNCTIONS = ", ".join(_USAGE)
-_MAX_DEPTH = 50
 _NUMBERS = frozenset({int, float})
+_EXAMPLE = 'state("light.kitchen") == "on"'
+_TOO_LARGE = (
+    f"an integer beyond ±{sys.float_info.max:.2g} is too large for a float, the range of a "
+    "condition's numbers; use smaller numbers"
+)
+
+MAX_LENGTH = 4096
+"""The most characters a condition's text may have."""
+MAX_NODES = 500
+"""The most expressions (literals, calls, operations) a condition may have."""
+MAX_DEPTH = 50
+"""The most levels a condition may nest."""
+MAX_NUMBER = sys.float_info.max
+"""The largest magnitude of an integer in a condition: the float range (about 1.8e308)."""
+# Line breaks as Python's tokenizer counts lines (str.splitlines also splits at \f, \x1c...).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _ORDERINGS: dict[type[ast.cmpop], tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Lt: ("<", operator.lt),
@@ -151,22 +180,42 @@ class Condition:
             )
 
 
-@lru_cache(maxsize=4096)
 def compile_condition(text: str) -> Condition:
-    """Compile a condition once (cached by text); ConditionError names the position and problem."""
+    """Compile a condition once (cached by text); ConditionError names the position and problem.
+
+    The type and length are checked before the cache, which holds the 128 conditions compiled
+    last: under 50 MB for conditions at the limits (some 360 KB each), 1 MB for typical ones."""
+    if not isinstance(text, str):
+        raise ConditionError(
+            f"A condition must be text (a str) such as {_EXAMPLE}, got {type(text).__name__}"
+        )
+    if len(text) > MAX_LENGTH:
+        raise ConditionError(
+            f"Condition {text[:60]!r}... has {len(text)} characters, over the limit of "
+            f"{MAX_LENGTH}; split it into several conditions"
+        )
+    return _compile(text)
+
+
+@lru_cache(maxsize=128)
+def _compile(text: str) -> Condition:
     text = text.strip()
     if not text:
-        raise ConditionError(
-            'A condition cannot be empty; write e.g. state("light.kitchen") == "on"'
-        )
+        raise ConditionError(f"A condition cannot be empty; write e.g. {_EXAMPLE}")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
         raise _syntax_error(text, err) from None
+    except UnicodeEncodeError as err:
+        raise ConditionError(
+            f"Condition {text!r} has a lone surrogate {text[err.start]!r} at character "
+            f"{err.start + 1}, which is no text; write the character itself"
+        ) from None
     except (RecursionError, MemoryError):
         # Python's parser gives up on deeply nested input with these rather than a SyntaxError.
         raise ConditionError(
-            f"Condition {text[:80]!r}... is nested too deeply to parse; simplify it"
+            f"Condition {text[:80]!r}... is nested too deeply to parse; conditions nest at most "
+            f"{MAX_DEPTH} levels"
         ) from None
     compiler = _Compiler(text)
     body = compiler.compile(tree.body)
@@ -194,6 +243,23 @@ class _Compiled:
     value: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """A position in a condition (a line, and a UTF-8 byte offset in it as the AST gives it),
+    formatted only when an error names it: nodes share the text rather than each keeping a
+    message, which keeps compiling linear in the condition's length."""
+
+    text: str
+    line: int
+    offset: int
+
+    def __str__(self) -> str:
+        lines = _LINE_BREAK.split(self.text)
+        start = lines[self.line - 1].encode()[: self.offset] if self.line <= len(lines) else b""
+        column = len(start.decode(errors="replace")) + 1
+        return f"Condition {self.text!r}, line {self.line}, column {column}"
+
+
 def _literal(value: Any) -> _Compiled:
     kind: Kind
     if value is None:
@@ -214,22 +280,20 @@ class _Compiler:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.splitlines()
         self.entity_ids: dict[str, None] = {}
         self.area_ids: dict[str, None] = {}
         self.depth = 0
+        self.nodes = 0
 
     def error(self, node: ast.AST, problem: str, line: int = 0, offset: int = -1) -> ConditionError:
         """An error at `node` (or at `line`/`offset` when given) of the condition."""
         line = line or getattr(node, "lineno", 1)
         offset = offset if offset >= 0 else getattr(node, "col_offset", 0)
-        return ConditionError(f"{self.where(line, offset)}: {problem}")
+        return ConditionError(f"{_Where(self.text, line, offset)}: {problem}")
 
-    def where(self, line: int, offset: int) -> str:
-        """The condition and a position in it (an AST's UTF-8 byte offset) as 1-based characters."""
-        source = self.lines[line - 1].encode()[:offset] if line <= len(self.lines) else b""
-        column = len(source.decode(errors="replace")) + 1
-        return f"Condition {self.text!r}, line {line}, column {column}"
+    def where(self, node: ast.expr) -> _Where:
+        """Where `node` is, for errors at evaluation."""
+        return _Where(self.text, node.lineno, node.col_offset)
 
     def source(self, node: ast.AST) -> str:
         """The condition's own text of a node, for messages."""
@@ -238,8 +302,15 @@ class _Compiler:
     def compile(self, node: ast.AST) -> _Compiled:
         """Compile one node of the tree."""
         self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise self.error(node, f"the condition is nested deeper than {_MAX_DEPTH} levels")
+        self.nodes += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(node, f"the condition is nested deeper than {MAX_DEPTH} levels")
+        if self.nodes > MAX_NODES:
+            raise self.error(
+                node,
+                f"the condition has more than {MAX_NODES} expressions (literals, calls, "
+                "operations); split it into several conditions",
+            )
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
             what = _FORBIDDEN.get(type(node), f"{type(node).__name__} expressions are")
@@ -251,6 +322,8 @@ class _Compiler:
     # --- literals and names --------------------------------------------------------------------
 
     def _Constant(self, node: ast.Constant) -> _Compiled:
+        if type(node.value) is int and not -MAX_NUMBER <= node.value <= MAX_NUMBER:
+            raise self.error(node, _TOO_LARGE)
         if node.value is None or isinstance(node.value, str | int | float):
             return _literal(node.value)
         raise self.error(
@@ -319,7 +392,7 @@ class _Compiler:
         operand = self._number(node.operand, "-")
         if operand.literal:
             return _literal(-operand.value)
-        negate = _arithmetic("-", operator.mul, self.where(node.lineno, node.col_offset))
+        negate = _arithmetic("-", operator.mul, self.where(node))
         value = operand.fn
         return _Compiled(lambda home, start: negate(-1, value(home, start)), "number")
 
@@ -330,7 +403,7 @@ class _Compiler:
             raise self.error(node, f"the operator {symbol} is not allowed; use + - * / // %")
         symbol, op = found
         left, right = self._number(node.left, symbol).fn, self._number(node.right, symbol).fn
-        apply = _arithmetic(symbol, op, self.where(node.lineno, node.col_offset))
+        apply = _arithmetic(symbol, op, self.where(node))
         return _Compiled(lambda home, start: apply(left(home, start), right(home, start)), "number")
 
     def _number(self, node: ast.expr, symbol: str) -> _Compiled:
@@ -347,7 +420,7 @@ class _Compiler:
             left, right = compiled[index], compiled[index + 1]
             self._check_comparable(node, op, operands[index : index + 2], left, right)
             sequences = "sequence" in (left.kind, right.kind)
-            compares.append(_comparison(op, self.where(node.lineno, node.col_offset), sequences))
+            compares.append(_comparison(op, self.where(node), sequences))
         first = compiled[0].fn
         if len(compares) == 1:
             compare, second = compares[0], compiled[1]
@@ -458,7 +531,7 @@ class _Compiler:
                 raise self.error(arg, f"{name}() compares numbers, not {self.source(arg)}")
         if name == "approx" and args[2].literal and args[2].value < 0:
             raise self.error(node.args[2], f"the tolerance must be >= 0, got {args[2].value}")
-        where = self.where(node.lineno, node.col_offset)
+        where = self.where(node)
         test = _between if name == "between" else _approx
         value, low, high = (arg.fn for arg in args)
         return _Compiled(
@@ -514,7 +587,7 @@ class _Compiler:
         if not (index.literal and isinstance(index.value, int | str)):
             raise self.error(node.slice, "the index must be a literal number or string, e.g. [0]")
         key, read = index.value, container.fn
-        where = self.where(node.lineno, node.col_offset)
+        where = self.where(node)
 
         def item(home: Home, start: Mapping[str, State]) -> Any:
             value = read(home, start)
@@ -525,7 +598,9 @@ class _Compiler:
             except TypeError:
                 if value is None:
                     return None
-                raise ConditionError(f"{where}: {value!r} cannot be indexed with {key!r}") from None
+                raise ConditionError(
+                    f"{where}: {_show(value)} cannot be indexed with {key!r}"
+                ) from None
 
         return _Compiled(item, "any")
 
@@ -581,7 +656,7 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _comparison(op: ast.cmpop, where: str, sequences: bool) -> Callable[[Any, Any], bool]:
+def _comparison(op: ast.cmpop, where: _Where, sequences: bool) -> Callable[[Any, Any], bool]:
     """A comparison where None makes orderings and `in` False, and other type clashes errors.
 
     Against a literal sequence, lists compare as tuples: Home Assistant keeps some attributes as
@@ -597,7 +672,7 @@ def _as_tuple(value: Any) -> Any:
     return tuple(value) if type(value) is list else value
 
 
-def _compare(op: ast.cmpop, where: str) -> Callable[[Any, Any], bool]:
+def _compare(op: ast.cmpop, where: _Where) -> Callable[[Any, Any], bool]:
     equality = _EQUALITIES.get(type(op))
     if equality is not None:
         return equality
@@ -610,22 +685,24 @@ def _compare(op: ast.cmpop, where: str) -> Callable[[Any, Any], bool]:
             if left is None or right is None:
                 return False
             raise ConditionError(
-                f"{where}: cannot compare {left!r} {symbol} {right!r}; states are text, read a "
-                'number with num("sensor.x")'
+                f"{where}: cannot compare {_show(left)} {symbol} {_show(right)}; states are text, "
+                'read a number with num("sensor.x")'
             ) from None
 
     return compare
 
 
 def _arithmetic(
-    symbol: str, op: Callable[[Any, Any], Any], where: str
+    symbol: str, op: Callable[[Any, Any], Any], where: _Where
 ) -> Callable[[Any, Any], Any]:
-    """Arithmetic on numbers only (no text repetition or formatting); None in, None out."""
+    """Arithmetic on numbers only (no text repetition or formatting); None in, None out.
+
+    Integer operands and results stay within the float range, so no operation gets costly."""
 
     def apply(left: Any, right: Any) -> Any:
         if type(left) in _NUMBERS and type(right) in _NUMBERS:
             try:
-                return op(left, right)
+                return _bounded(where, op(_bounded(where, left), _bounded(where, right)))
             except ZeroDivisionError:
                 raise ConditionError(f"{where}: {symbol} by zero, which has no value") from None
             except ArithmeticError as err:
@@ -633,31 +710,50 @@ def _arithmetic(
         if left is None or right is None:
             return None
         raise ConditionError(
-            f"{where}: {symbol} works on numbers, got {left!r} and {right!r}; read a number "
-            'with num("sensor.x")'
+            f"{where}: {symbol} works on numbers, got {_show(left)} and {_show(right)}; read a "
+            'number with num("sensor.x")'
         )
 
     return apply
 
 
-def _numbers(where: str, name: str, *values: Any) -> bool:
+def _bounded(where: _Where, value: Any) -> Any:
+    """`value`, unless it is an integer beyond the float range: Python's integers have no bound,
+    and arithmetic on huge ones takes time and memory without limit."""
+    if type(value) is int and not -MAX_NUMBER <= value <= MAX_NUMBER:
+        raise ConditionError(f"{where}: {_TOO_LARGE}")
+    return value
+
+
+def _numbers(where: _Where, name: str, *values: Any) -> bool:
     """Whether all values are numbers; False when one is None; an error for anything else."""
     for value in values:
         if type(value) not in _NUMBERS:
             if value is None:
                 return False
-            raise ConditionError(f"{where}: {name}() compares numbers, got {value!r}")
+            raise ConditionError(f"{where}: {name}() compares numbers, got {_show(value)}")
+        _bounded(where, value)
     return True
 
 
-def _between(where: str, value: Any, low: Any, high: Any) -> bool:
+def _between(where: _Where, value: Any, low: Any, high: Any) -> bool:
     return _numbers(where, "between", value, low, high) and bool(low <= value <= high)
 
 
-def _approx(where: str, value: Any, target: Any, tolerance: Any) -> bool:
+def _approx(where: _Where, value: Any, target: Any, tolerance: Any) -> bool:
+    """Within `tolerance` of `target`; equal infinities are too (their difference is NaN)."""
     return _numbers(where, "approx", value, target, tolerance) and bool(
-        abs(value - target) <= tolerance
+        value == target or abs(value - target) <= tolerance
     )
+
+
+def _show(value: Any) -> str:
+    """A value for a message, cut at 80 characters (attributes can be long)."""
+    try:
+        shown = repr(value)
+    except ValueError:  # an integer with more digits than Python converts to text
+        return "a value too large to show"
+    return shown if len(shown) <= 80 else f"{shown[:77]}..."
 
 
 def _not_a_test(source: str) -> str:
@@ -665,7 +761,7 @@ def _not_a_test(source: str) -> str:
 
 
 def _syntax_error(text: str, err: SyntaxError) -> ConditionError:
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)
     line = min(err.lineno or len(lines), len(lines))
     column = err.offset if err.offset and err.offset > 0 else len(lines[line - 1]) + 1
     return ConditionError(

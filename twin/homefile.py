@@ -71,6 +71,14 @@ Without a `states` key the data is read as a `synthetic-home` inventory (`areas`
 no levels), and entity attributes, which are synthetic-home's entity arguments, are made Home
 Assistant's (enum names such as `sensor.SensorDeviceClass.TEMPERATURE`, `native_value`, boolean
 states, a climate's `hvac_mode`).
+
+All three are read and checked the same way, completely, before a home is returned: a file or
+text of at most MAX_FILE_BYTES of UTF-8, lists and mappings nested at most MAX_DEPTH deep, at most
+MAX_VALUES values, no YAML aliases (an alias bomb expands a few lines without end), times within
+MIN_TIME..MAX_TIME, areas nested at most MAX_AREA_DEPTH deep, and every entity's registry fields,
+capabilities, attributes and memory as its domain declares them (twin.domains.rules). Anything
+else is a HomeDefinitionError naming where it is (the byte, the line and column, or the key), and
+repeating at most a short excerpt of the input.
 """
 
 from __future__ import annotations
@@ -91,14 +99,21 @@ import yaml
 
 from .atomic import write_text
 from .catalog import DeviceType, load_catalog, slugify
-from .domains import DOMAINS
+from .domains import DOMAINS, check_entity
+from .domains.rules import MAX_TEMPERATURE, MIN_TEMPERATURE
 from .errors import HomeDefinitionError
 from .home import DEFAULT_START, Home
 from .outdoor import ConstantWeather, Outdoor, OutdoorSource
 from .registry import Area, Device, EntityEntry, Floor
 from .room import RoomClimate
 from .state import State
+from .validation import shown
 from .weather import Weather
+
+try:
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # a PyYAML without libyaml: the same loader, in Python
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 # A file: a path, or a package resource such as `files("twin.examples") / "demo_home.yaml"`.
 Source = str | os.PathLike[str] | Traversable
@@ -142,28 +157,64 @@ BOOLEAN_STATES = {"cover": ("open", "closed"), "valve": ("open", "closed")}
 # YAML's line breaks besides "\n".
 _LINE_BREAKS = frozenset("\r\x85\u2028\u2029")
 
+# What a home file, snapshot or inventory may be, whatever its format: larger, deeper or fuller
+# input is refused before anything is built from it (a million nested "[" or a YAML alias bomb
+# would otherwise exhaust the stack or memory).
+MAX_FILE_BYTES = 8 * 1024 * 1024  # read from a file or given as text (then in characters too)
+MAX_DEPTH = 64  # lists and mappings inside each other; a home file needs 6
+MAX_VALUES = 500_000  # scalars, lists and mappings in all
+# How deep areas may nest in each other (an ensuite in a bedroom is 2 deep).
+MAX_AREA_DEPTH = 16
+# The simulation clock's range: from the Unix epoch to the year 9000, which leaves a millennium
+# of simulated time before Python's dates end (year 9999).
+MIN_TIME = 0.0
+MAX_TIME = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
+# Characters of an error's excerpts of the input: a YAML parser's complaint, a key.
+_EXCERPT = 200
+_KEY_EXCERPT = 60
 
-# --- YAML ------------------------------------------------------------------------------------
+
+# --- reading ---------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that refuses duplicate keys and reads `!tuple` sequences as tuples."""
+class _Loader(_SafeLoader):
+    """Safe YAML that refuses duplicate keys and reads `!tuple` sequences as tuples; what it
+    cannot construct (an impossible date, an int of more digits than Python reads) is a YAML
+    error at that node."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A node's value; ValueError and OverflowError become errors at the node."""
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as err:
+            raise yaml.constructor.ConstructorError(
+                None, None, _clip(str(err)), node.start_mark
+            ) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """A mapping; a key written twice is an error rather than silently the last one."""
-        seen: list[Any] = []
+        seen: set[Any] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
             key = self.construct_object(key_node, deep=True)
-            if key in seen:
+            try:
+                twice = key in seen
+            except TypeError:
                 raise yaml.constructor.ConstructorError(
                     "while reading a mapping",
                     node.start_mark,
-                    f"key {key!r} twice",
+                    "a key must be a plain value such as a string",
+                    key_node.start_mark,
+                ) from None
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"key {shown(key)} twice",
                     key_node.start_mark,
                 )
-            seen.append(key)
+            seen.add(key)
         return super().construct_mapping(node, deep)
 
 
@@ -175,7 +226,7 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def _construct_tuple(loader: yaml.SafeLoader, node: yaml.Node) -> tuple[Any, ...]:
+def _construct_tuple(loader: yaml.BaseLoader, node: yaml.Node) -> tuple[Any, ...]:
     if not isinstance(node, yaml.SequenceNode):
         raise yaml.constructor.ConstructorError(
             None, None, "!tuple needs a sequence such as [1, 2]", node.start_mark
@@ -199,25 +250,156 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def _read(source: Source) -> tuple[str, Any]:
-    """The parsed JSON or YAML of a file, or of text (a string with a line break); and its name."""
+    """The parsed JSON or YAML of a file, or of text (a string with a line break); and its name.
+
+    What the limits above refuse, and text that is not UTF-8, is a HomeDefinitionError that says
+    where.
+    """
     if isinstance(source, str) and "\n" in source:
-        where, text = "home text", source
+        where = "home text"
+        text = _text(source, where)
     else:
         where = str(source)
-        file = Path(source) if isinstance(source, str | os.PathLike) else source
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as err:
-            raise HomeDefinitionError(f"Cannot read {where}: {err.strerror or err}") from None
-    if text.lstrip().startswith(("{", "[")):
-        try:
-            return where, json.loads(text)
-        except json.JSONDecodeError:
-            pass
+        text = _decoded(_bytes(source, where), where)
+    with _at(where):
+        document = _parse(text)
+        _check_values(document)
+    return where, document
+
+
+def _bytes(source: Source, where: str) -> bytes:
+    """A file's bytes, reading no more than the limit (and one byte to tell it is past it)."""
+    file = Path(source) if isinstance(source, str | os.PathLike) else source
     try:
-        return where, yaml.load(text, Loader=_Loader)
+        with file.open("rb") as stream:
+            data: bytes = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise HomeDefinitionError(f"Cannot read {where}: {err.strerror or err}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise HomeDefinitionError(f"{where}: {_too_large()}")
+    return data
+
+
+def _decoded(data: bytes, where: str) -> str:
+    """UTF-8 bytes as text (without a byte order mark)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise HomeDefinitionError(
+            f"{where}: not UTF-8: byte {data[err.start]:#04x} at position {err.start} "
+            f"({err.reason}); save the file as UTF-8"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _text(text: str, where: str) -> str:
+    """Home text within the limit, in characters and in UTF-8 bytes."""
+    if len(text) > MAX_FILE_BYTES:
+        raise HomeDefinitionError(f"{where}: {_too_large()}")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as err:
+        raise HomeDefinitionError(
+            f"{where}: not Unicode text: character {err.start} is a lone surrogate "
+            f"({text[err.start]!r})"
+        ) from None
+    if size > MAX_FILE_BYTES:
+        raise HomeDefinitionError(f"{where}: {_too_large()}")
+    return text
+
+
+def _too_large() -> str:
+    return f"larger than {MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB), a file's limit"
+
+
+def _parse(text: str) -> Any:
+    """JSON if it is JSON, else YAML (which reads JSON too, and says where it goes wrong)."""
+    if text.lstrip().startswith(("{", "[")):
+        with suppress(ValueError, RecursionError):
+            return json.loads(text, object_pairs_hook=_unique_keys)
+    try:
+        _check_yaml(text)
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as err:
-        raise HomeDefinitionError(f"{where}: malformed YAML: {err}") from None
+        raise HomeDefinitionError(f"malformed YAML: {_yaml_problem(err)}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key written twice is refused (the YAML reading then says where)."""
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise ValueError("a key written twice")
+    return mapping
+
+
+def _check_yaml(text: str) -> None:
+    """Refuse aliases, nesting past MAX_DEPTH and more than MAX_VALUES values, reading only the
+    parser's events: an alias repeats a subtree, so a few lines could expand without end."""
+    depth = values = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            _refuse(event, "an alias (*name) is not allowed in a home; write the value out")
+        if isinstance(event, yaml.NodeEvent):
+            values += 1
+            if values > MAX_VALUES:
+                _refuse(event, f"more than {MAX_VALUES:,} values, the limit of a home")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                _refuse(event, f"lists and mappings nested more than {MAX_DEPTH} deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _refuse(event: Any, problem: str) -> None:
+    """A YAML error at the event (libyaml's events carry their own kind of mark)."""
+    raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong, and at which line and column."""
+    if not isinstance(err, yaml.MarkedYAMLError):
+        return _clip(" ".join(str(err).split()))
+    problem = _clip("; ".join(part for part in (err.context, err.problem) if part))
+    mark = err.problem_mark or err.context_mark
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark else problem
+
+
+def _check_values(document: Any) -> None:
+    """Refuse a document nested past MAX_DEPTH, of more than MAX_VALUES values, or with text that
+    is not Unicode (JSON's escapes can make lone surrogates, which no file can hold)."""
+    values = 0
+    pending: list[tuple[Any, int]] = [(document, 0)]
+    while pending:
+        value, depth = pending.pop()
+        values += 1
+        if values > MAX_VALUES:
+            raise HomeDefinitionError(f"more than {MAX_VALUES:,} values, the limit of a home")
+        if isinstance(value, Mapping):
+            children: Any = [*value, *value.values()]
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            if isinstance(value, str) and not value.isascii():
+                _check_unicode(value)
+            continue
+        if depth == MAX_DEPTH:
+            raise HomeDefinitionError(f"lists and mappings nested more than {MAX_DEPTH} deep")
+        pending.extend((child, depth + 1) for child in children)
+
+
+def _check_unicode(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise HomeDefinitionError(
+            f"{shown(text)} holds a lone surrogate, which is not Unicode text"
+        ) from None
+
+
+def _clip(text: str, limit: int = _EXCERPT) -> str:
+    """`text`, cut short if long: error messages never repeat much of the input."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -234,25 +416,32 @@ def _timestamp(value: Any) -> float:
             value = datetime.fromisoformat(value)
     if not isinstance(value, datetime):
         raise vol.Invalid(
-            f"expected an ISO 8601 time such as 2026-01-01T08:00:00+00:00, got {value!r}"
+            f"expected an ISO 8601 time such as 2026-01-01T08:00:00+00:00, got {shown(value)}"
         )
     moment: datetime = value if value.tzinfo else value.replace(tzinfo=UTC)
-    return moment.timestamp()
+    seconds = moment.timestamp()
+    if not MIN_TIME <= seconds <= MAX_TIME:
+        raise vol.Invalid(
+            f"expected a time from {_iso(MIN_TIME)} to {_iso(MAX_TIME)} (the clock needs room "
+            f"to run), got {moment.isoformat()}"
+        )
+    return seconds
 
 
 def _state_string(value: Any) -> str:
     if not isinstance(value, str):
-        raise vol.Invalid(f"a state is a string, got {value!r}; quote it, e.g. 'on' or '21.5'")
+        raise vol.Invalid(f"a state is a string, got {shown(value)}; quote it, e.g. 'on' or '21.5'")
     return value
 
 
-_ID = vol.All(str, vol.Length(min=1))
+# Ids of at most 255 characters, Home Assistant's longest entity id.
+_ID = vol.All(str, vol.Length(min=1, max=255))
 
 
 def _finite(value: Any) -> float:
     """A finite number, as a float (True is no number here)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise vol.Invalid(f"expected a finite number, got {value!r}")
+        raise vol.Invalid(f"expected a finite number, got {shown(value)}")
     return float(value)
 
 
@@ -260,7 +449,7 @@ def _percent(value: Any) -> float:
     """A relative humidity."""
     number = _finite(value)
     if not 0 <= number <= 100:
-        raise vol.Invalid(f"expected 0-100, got {value!r}")
+        raise vol.Invalid(f"expected 0-100, got {shown(value)}")
     return number
 
 
@@ -268,14 +457,24 @@ def _not_negative(value: Any) -> float:
     """An amount that cannot be negative: light, CO2, particles."""
     number = _finite(value)
     if number < 0:
-        raise vol.Invalid(f"expected 0 or more, got {value!r}")
+        raise vol.Invalid(f"expected 0 or more, got {shown(value)}")
+    return number
+
+
+def _temperature(value: Any) -> float:
+    """An air temperature, °C, within what the room physics models (twin.domains.rules)."""
+    number = _finite(value)
+    if not MIN_TEMPERATURE <= number <= MAX_TEMPERATURE:
+        raise vol.Invalid(
+            f"expected {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g} °C, got {shown(value)}"
+        )
     return number
 
 
 _CITY_WEATHER = vol.Schema({vol.Required("city"): _ID, vol.Required("seed"): int})
 _CONSTANT_WEATHER = vol.Schema(
     {
-        vol.Required("temperature"): _finite,
+        vol.Required("temperature"): _temperature,
         vol.Required("humidity"): _percent,
         vol.Required("sun_elevation"): vol.All(_finite, vol.Range(min=-90, max=90)),
         vol.Required("cloud_cover"): vol.All(_finite, vol.Range(min=0, max=1)),
@@ -295,7 +494,7 @@ def _weather_keys(value: Any) -> dict[str, Any]:
 _ROOMS = {
     str: vol.Schema(
         {
-            vol.Optional("temperature"): _finite,
+            vol.Optional("temperature"): _temperature,
             vol.Optional("humidity"): _percent,
             vol.Optional("illuminance"): _not_negative,
             vol.Optional("co2"): _not_negative,
@@ -421,13 +620,19 @@ _HA_SNAPSHOT = vol.Schema(
     },
     extra=vol.ALLOW_EXTRA,
 )
+# A synthetic-home device's info: what the twin reads of it.
+_DEVICE_INFO = vol.Schema(_nullable(str, "manufacturer", "model"), extra=vol.ALLOW_EXTRA)
 _INVENTORY = vol.Schema(
     {
         vol.Optional("areas", default=list): _list_of(
             {vol.Required("name"): str, **_nullable(_ID, "id"), **_nullable(str, "floor")}
         ),
         vol.Optional("devices", default=list): _list_of(
-            {vol.Required("name"): str, **_nullable(_ID, "id", "area"), **_nullable(dict, "info")}
+            {
+                vol.Required("name"): str,
+                **_nullable(_ID, "id", "area"),
+                **_nullable(_DEVICE_INFO, "info"),
+            }
         ),
         vol.Optional("entities", default=list): _list_of(
             {
@@ -459,12 +664,13 @@ def _key_path(path: Sequence[Any]) -> str:
     """`devices[2].type` for the path ['devices', 2, 'type']."""
     text = ""
     for part in path:
+        name = _clip(str(part), _KEY_EXCERPT)
         if isinstance(part, int):
-            text += f"[{part}]"
-        elif "." in str(part):
-            text += f"[{str(part)!r}]"
+            text += f"[{name}]"
+        elif "." in name:
+            text += f"[{name!r}]"
         else:
-            text += f".{part}" if text else str(part)
+            text += f".{name}" if text else name
     return text
 
 
@@ -491,7 +697,7 @@ def load_home(source: Source) -> Home:
     """
     where, raw = _read(source)
     with _at(where):
-        return _build(_validate(_HOME_FILE, raw, "a home file"))
+        return _checked(_build(_validate(_HOME_FILE, raw, "a home file")))
 
 
 def dump_home(home: Home) -> str:
@@ -576,11 +782,19 @@ def _build(document: Mapping[str, Any]) -> Home:
     for entity_id, raw in document["states"].items():
         if entity_id not in home.states:
             raise HomeDefinitionError(
-                f"states[{entity_id!r}]: the home has no entity {entity_id!r}; "
+                f"states[{shown(entity_id)}]: the home has no entity {shown(entity_id)}; "
                 "catalog entities are named <domain>.<device name slug>[_<key>]"
             )
         _change_state(home, entity_id, raw)
     _set_rooms(home, document["rooms"])
+    return home
+
+
+def _checked(home: Home) -> Home:
+    """The home, once every entity holds only what its domain can use (twin.domains.rules)."""
+    for entity_id, entry in home.entities.items():
+        with _at(entity_id):
+            check_entity(entry, home.states[entity_id])
     return home
 
 
@@ -612,7 +826,8 @@ def _set_rooms(home: Home, rooms: Mapping[str, Mapping[str, float]]) -> None:
     for area_id, raw in rooms.items():
         if area_id not in home.areas:
             raise HomeDefinitionError(
-                f"rooms[{area_id!r}]: the home has no area {area_id!r}; rooms are keyed by area id"
+                f"rooms[{shown(area_id)}]: the home has no area {shown(area_id)}; rooms are keyed "
+                "by area id"
             )
         home.rooms[area_id] = RoomClimate(**raw)
 
@@ -629,28 +844,40 @@ def _rooms_document(home: Home) -> dict[str, dict[str, float]]:
 
 
 def _add_areas(home: Home, areas: Sequence[tuple[str, Area]]) -> None:
-    """Add areas, each after its parent, whatever order they are listed in."""
+    """Add areas, each after its parent, whatever order they are listed in; at most
+    MAX_AREA_DEPTH deep."""
     listed: dict[str, tuple[str, Area]] = {}
     for where, area in areas:
         if area.area_id in listed:
-            raise HomeDefinitionError(f"{where}: there is already an area with id {area.area_id!r}")
-        listed[area.area_id] = (where, area)
-
-    def add(area_id: str, inside: tuple[str, ...]) -> None:
-        where, area = listed[area_id]
-        parent = area.parent_id
-        if parent == area_id or parent in inside:
             raise HomeDefinitionError(
-                f"{where}: parent {parent!r} is itself inside {area_id!r}; areas cannot loop"
+                f"{where}: there is already an area with id {shown(area.area_id)}"
             )
-        if parent in listed and parent not in home.areas:
-            add(parent, (*inside, area_id))
-        with _at(where):
-            home.add_area(area)
-
+        listed[area.area_id] = (where, area)
+    depths: dict[str, int] = {}
     for area_id in listed:
-        if area_id not in home.areas:
-            add(area_id, ())
+        if area_id in home.areas:
+            continue
+        chain = [area_id]  # the area, then its ancestors that are yet to be added
+        while (parent := listed[chain[-1]][1].parent_id) in listed and parent not in home.areas:
+            if parent in chain:
+                raise HomeDefinitionError(
+                    f"{listed[chain[-1]][0]}: parent {shown(parent)} is itself inside "
+                    f"{shown(chain[-1])}; areas cannot loop"
+                )
+            if len(chain) == MAX_AREA_DEPTH:
+                _too_deep(listed[area_id][0])
+            chain.append(parent)
+        for child in reversed(chain):
+            where, area = listed[child]
+            with _at(where):
+                home.add_area(area)
+            depths[child] = depths.get(area.parent_id or "", 0) + 1
+            if depths[child] > MAX_AREA_DEPTH:
+                _too_deep(where)
+
+
+def _too_deep(where: str) -> None:
+    raise HomeDefinitionError(f"{where}: areas nest at most {MAX_AREA_DEPTH} deep")
 
 
 def _add_device(home: Home, raw: Mapping[str, Any], catalog: Mapping[str, DeviceType]) -> None:
@@ -684,14 +911,14 @@ def _change_state(home: Home, entity_id: str, raw: Mapping[str, Any]) -> None:
     old = home.states[entity_id]
     removed = set(raw.get("removed_attributes", ()))
     attributes = {key: value for key, value in old.attributes.items() if key not in removed}
-    attributes.update(raw.get("attributes", {}))
+    attributes.update(with_tuples(raw.get("attributes", {})))
     home.states[entity_id] = State(
         entity_id,
         raw.get("state", old.state),
         attributes,
         raw.get("last_changed", old.last_changed),
         raw.get("last_updated", old.last_updated),
-        raw.get("hidden", old.hidden),
+        with_tuples(raw["hidden"]) if "hidden" in raw else old.hidden,
     )
 
 
@@ -812,12 +1039,20 @@ def import_ha_snapshot(
     `keep_unmodelled` keeps a snapshot's entities of domains the twin does not simulate, read-only
     (Home.add_entity's `any_domain`), as a mirror of a real home needs them for its conditions.
     """
-    where, raw = ("snapshot", data) if isinstance(data, Mapping) else _read(data)
+    if isinstance(data, Mapping):
+        where, raw = "snapshot", data
+        with _at(where):
+            _check_values(raw)
+    else:
+        where, raw = _read(data)
     with _at(where):
         if isinstance(raw, Mapping) and "states" in raw:
             snapshot = _validate(_HA_SNAPSHOT, dict(raw), "a snapshot")
-            return _from_snapshot(snapshot, keep_unmodelled)
-        return _from_inventory(_validate(_INVENTORY, raw, "a snapshot or an inventory"))
+            home, skipped = _from_snapshot(snapshot, keep_unmodelled)
+        else:
+            inventory = _validate(_INVENTORY, raw, "a snapshot or an inventory")
+            home, skipped = _from_inventory(inventory)
+        return _checked(home), skipped
 
 
 def export_ha_snapshot(home: Home) -> dict[str, Any]:
@@ -898,7 +1133,7 @@ def _by_id(items: Sequence[Mapping[str, Any]], key: str, where: str) -> dict[str
     found: dict[str, Any] = {}
     for index, item in enumerate(items):
         if item[key] in found:
-            raise HomeDefinitionError(f"{where}[{index}]: {key} {item[key]!r} is listed twice")
+            raise HomeDefinitionError(f"{where}[{index}]: {key} {shown(item[key])} is listed twice")
         found[item[key]] = item
     return found
 
@@ -1040,10 +1275,17 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
         attributes["state_class"] = _enum_value(attributes["state_class"])
     features = attributes.pop("supported_features", 0)
     if isinstance(features, list):
+        if not all(isinstance(name, str) for name in features):
+            raise HomeDefinitionError(
+                "attributes.supported_features: expected a list of feature names such as "
+                "light.LightEntityFeature.EFFECT"
+            )
         try:
             features = DOMAINS[domain].feature_flags(_enum_value(name) for name in features)
         except KeyError as err:
-            raise HomeDefinitionError(f"attributes.supported_features: {err.args[0]}") from None
+            raise HomeDefinitionError(
+                f"attributes.supported_features: {_clip(err.args[0])}"
+            ) from None
     unit = _first(
         attributes.pop("native_unit_of_measurement", None),
         attributes.pop("unit_of_measurement", None),

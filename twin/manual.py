@@ -2,14 +2,14 @@
 
 The services are those of the entity's domain that its supported_features allow. Each field's type,
 range and options are read from the service's voluptuous schema (once per service, at import):
-vol.Coerce gives the type, vol.Range and vol.Clamp the range, vol.In the options, vol.Exclusive and
-vol.Inclusive the groups; range checks that a domain writes as closures (light's `_within`, over
-`low` and `high`) and colour tuples (`_color`, over `channels`) are read from their closure
-variables. The entity's capabilities then narrow them: a thermostat's min_temp..max_temp and
-target_temp_step, a light's colour temperature range and effect_list, a fan's percentage_step, the
-mode lists of climate, fans, humidifiers, media players, vacuums and water heaters. Fields that Home
-Assistant's services.yaml filters out for the entity (colour fields of a white bulb, transition
-without the feature) are left out. Where no range exists, the description says what a value means.
+vol.Coerce gives the type, vol.Range and vol.Clamp the range, the twin's Numeric both, vol.In the
+options, vol.Exclusive and vol.Inclusive the groups; colour tuples (light's `_color`, over
+`channels`) are read from their closure variables. The entity's capabilities then narrow them: a
+thermostat's min_temp..max_temp and target_temp_step, a light's colour temperature range and
+effect_list, a fan's percentage_step, the mode lists of climate, fans, humidifiers, media players,
+vacuums and water heaters. Fields that Home Assistant's services.yaml filters out for the entity
+(colour fields of a white bulb, transition without the feature) are left out. Where no range
+exists, the description says what a value means.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .domains import DOMAINS, climate, cover, domain_of, fan, humidifier, light,
 from .home import Home
 from .registry import EntityEntry
 from .service import Service
-from .validation import boolean, ensure_list, entity_id, string
+from .validation import Numeric, boolean, ensure_list, entity_id, string
 
 TYPE_NAMES: Mapping[type, str] = MappingProxyType(
     {
@@ -437,6 +437,8 @@ def accepts(validator: Any) -> dict[str, Any]:
         return {"type": TYPE_NAMES.get(kind, "string")}
     if isinstance(validator, vol.Range | vol.Clamp):
         return _bounds(validator.min, validator.max)
+    if isinstance(validator, Numeric):
+        return {"type": TYPE_NAMES[validator.kind], **_bounds(validator.low, validator.high)}
     if isinstance(validator, vol.In):
         container: Any = validator.container
         options = list(container)
@@ -455,10 +457,8 @@ def accepts(validator: Any) -> dict[str, Any]:
 
 
 def _closure(function: Callable[..., Any]) -> dict[str, Any]:
-    """A range check over `low` and `high`, or a tuple check over `channels`, by its closure."""
+    """A tuple check over `channels`, by its closure."""
     names = inspect.getclosurevars(function).nonlocals
-    if "low" in names:
-        return _bounds(names["low"], names.get("high"))
     channels = names.get("channels")
     if isinstance(channels, tuple) and channels:
         items = [accepts(channel) for channel in channels]

@@ -828,7 +828,7 @@ def _write_readings(home: Home, index: _Index) -> None:
             old = states[sensor.entity_id]
             if old.state != text:
                 entry = home.entities[sensor.entity_id]
-                home.write(EntityDraft(entry, text, old.attributes, old.hidden))
+                home.write(EntityDraft(entry, text, dict(old.attributes), dict(old.hidden)))
         for entity_id in area.gauges:
             _show_room(home, states[entity_id], room)
 
@@ -855,4 +855,4 @@ def _show_room(home: Home, old: State, room: RoomClimate) -> None:
             merged.get(humidifier.ATTR_HUMIDITY),
         )
     if merged != attributes:
-        home.write(EntityDraft(home.entities[old.entity_id], old.state, merged, old.hidden))
+        home.write(EntityDraft(home.entities[old.entity_id], old.state, merged, dict(old.hidden)))

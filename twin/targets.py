@@ -76,7 +76,7 @@ def _ids(
         return []
     if not strict:
         # Raw ids too (homeassistant.turn_on's), as Home Assistant's TargetSelection reads them.
-        return [item for item in ensure_list(ids) if item in known]
+        return [item for item in ensure_list(ids) if isinstance(item, str) and item in known]
     for item in ids:
         if item not in known:
             choices = ", ".join(sorted(known)) or "none"

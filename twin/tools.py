@@ -12,6 +12,7 @@ them and calls the tool.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,7 @@ KEY_ATTRIBUTES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 POLICY_CODES = frozenset({"forbidden_domain", "forbidden_service", "sensitive_action"})
 
 Result = dict[str, Any]
+_LOGGER = logging.getLogger(__name__)
 
 
 def error(code: str, message: str) -> Result:
@@ -337,9 +339,9 @@ def tool_arguments(
     elif isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as err:
+        except (ValueError, RecursionError) as err:  # ValueError: also a >4,300-digit integer
             raise ToolCallError(
-                "invalid_arguments", f"{name}: the arguments are not JSON: {err}"
+                "invalid_arguments", f"{name}: the arguments are not JSON: {str(err)[:200]}"
             ) from None
     if not isinstance(arguments, Mapping):
         raise ToolCallError(
@@ -354,12 +356,28 @@ def tool_arguments(
 def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None = None) -> Result:
     """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
 
-    Unknown tools and arguments that do not fit the tool's schema give an error result.
+    Unknown tools and arguments that do not fit the tool's schema give an error result. A tool
+    never raises on what a model wrote: a failure the twin did not foresee is undone, logged and
+    returned as an `internal_error` result (a bug to report; bench/fuzz.py counts it a crash).
     """
     try:
         kwargs = tool_arguments(name, arguments)
     except ToolCallError as err:
         return err.result
+    saved = home.snapshot()
+    try:
+        return _dispatch(home, name, kwargs, policy)
+    except Exception as err:  # the tool boundary: model output must not crash a run
+        home.restore(saved)
+        _LOGGER.exception("Tool %s failed on %.200r", name, arguments)
+        return error(
+            "internal_error",
+            f"{name} failed inside the twin ({type(err).__name__}); nothing changed. "
+            "Please report this as a HomeFlow bug",
+        )
+
+
+def _dispatch(home: Home, name: str, kwargs: dict[str, Any], policy: Policy | None) -> Result:
     if name == "list_entities":
         return list_entities(home, **kwargs)
     if name == "get_state":

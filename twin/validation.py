@@ -3,7 +3,9 @@ coerces and rejects service data exactly as Home Assistant does."""
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from numbers import Number
 from typing import Any
 
@@ -23,7 +25,65 @@ _OBJECT_ID = r"(?!_)[\da-z_]+(?<!_)"
 _DOMAIN = r"(?!.+__)" + _OBJECT_ID
 VALID_ENTITY_ID = re.compile(r"^" + _DOMAIN + r"\." + _OBJECT_ID + r"$")
 
-small_float = vol.All(vol.Coerce(float), vol.Range(min=0, max=1))
+_SHOWN = 40  # characters of a bad value an error message repeats
+
+
+@dataclass(frozen=True, slots=True)
+class Numeric:
+    """Every numeric service field's validator: `vol.Coerce(kind)`, then `vol.Range` (or
+    `vol.Clamp` with `clamp`) as Home Assistant's schemas chain them, but refusing what cannot be a
+    quantity (inf, nan, numbers too large for a float) as invalid data instead of letting them
+    escape as OverflowError or slip through range checks (NaN compares false with every bound).
+
+    Errors say what Home Assistant's do ("expected int", "value must be at most 100"), or, with
+    `name`, "<name> must be <low>-<high>, got <value>". The device manual reads kind and bounds.
+    """
+
+    kind: type[int] | type[float]
+    low: float | None = None
+    high: float | None = None
+    clamp: bool = False
+    name: str | None = None
+
+    def __call__(self, value: Any) -> Any:
+        """The value as a finite `kind` within the bounds, or vol.Invalid."""
+        try:
+            coerced = self.kind(value)
+            finite = math.isfinite(coerced)
+        except (TypeError, ValueError, OverflowError):
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise vol.CoerceInvalid(f"expected {self.kind.__name__}") from None
+            finite = False
+        if not finite:
+            raise vol.Invalid(f"{self.name or 'value'} must be a finite number, got {shown(value)}")
+        low, high = self.low, self.high
+        if self.clamp:
+            if low is not None:
+                coerced = max(coerced, low)
+            return min(coerced, high) if high is not None else coerced
+        if (low is not None and coerced < low) or (high is not None and coerced > high):
+            raise vol.RangeInvalid(self._out_of_range(coerced))
+        return coerced
+
+    def _out_of_range(self, value: float) -> str:
+        if self.name is not None:
+            allowed = f"{self.low}-{self.high}" if self.high is not None else f"at least {self.low}"
+            return f"{self.name} must be {allowed}, got {shown(value)}"
+        if self.low is not None and value < self.low:
+            return f"value must be at least {self.low}"
+        return f"value must be at most {self.high}"
+
+
+def shown(value: Any) -> str:
+    """A bad value as an error message repeats it: its repr, cut short if long."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4,300-digit limit for str()
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+small_float = Numeric(float, 0, 1)
 
 
 def valid_entity_id(entity_id: str) -> bool:
@@ -54,7 +114,10 @@ def string(value: Any) -> str:
         return value
     if isinstance(value, list | dict):
         raise vol.Invalid("value should be a string")
-    return str(value)
+    try:
+        return str(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        raise vol.Invalid(f"value should be a string, got {shown(value)}") from None
 
 
 def entity_id(value: Any) -> str:

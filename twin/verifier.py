@@ -8,8 +8,9 @@ reported) counts as not satisfied.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 
 from .conditions import Condition, compile_condition
 from .errors import ConditionError
@@ -21,6 +22,9 @@ from .state import State
 PHYSICS_DOMAINS = ("sensor.", "binary_sensor.")
 PHYSICS_ATTRIBUTES = frozenset({"current_temperature", "current_humidity", "hvac_action", "action"})
 _ABSENT = object()
+
+MAX_CONDITIONS = 100
+"""The most conditions one verifier checks (each within twin.conditions' limits)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +52,11 @@ class Verifier:
     """Checks a task's conditions against a home, from the moment it is made (the task's start)."""
 
     def __init__(self, home: Home, conditions: Iterable[str | Condition]) -> None:
-        """Compile and validate the conditions against `home`, and remember its start."""
-        self.conditions = tuple(
-            condition if isinstance(condition, Condition) else compile_condition(condition)
-            for condition in conditions
-        )
+        """Compile and validate the conditions against `home`, and remember its start.
+
+        Raises ConditionError for anything else than a Home and an iterable of conditions."""
+        _check_home(home)
+        self.conditions = _compile(conditions)
         for condition in self.conditions:
             condition.validate(home)
         self.start = home.snapshot()
@@ -64,6 +68,7 @@ class Verifier:
 
     def step(self, home: Home) -> Report:
         """Check every condition after an agent step; the reward counts changes since the last."""
+        _check_home(home)
         statuses = []
         reward = 0.0
         for condition, was in zip(self.conditions, self._satisfied, strict=True):
@@ -100,6 +105,34 @@ class Verifier:
             return condition.holds(home, self.start.states), None
         except ConditionError as err:
             return False, str(err)
+
+
+def _check_home(home: object) -> None:
+    if not isinstance(home, Home):
+        raise ConditionError(
+            f"The verifier checks conditions on a twin Home, got {type(home).__name__}"
+        )
+
+
+def _compile(conditions: Iterable[str | Condition]) -> tuple[Condition, ...]:
+    """The conditions compiled: an iterable (a list, say) of at most MAX_CONDITIONS texts or
+    Conditions; read no further than that, so an endless iterable is refused too."""
+    if isinstance(conditions, str | bytes | bytearray | Mapping) or not isinstance(
+        conditions, Iterable
+    ):
+        raise ConditionError(
+            "The conditions must be a list of condition texts (or compiled Conditions), got "
+            f"{type(conditions).__name__}"
+        )
+    taken = list(islice(conditions, MAX_CONDITIONS + 1))
+    if len(taken) > MAX_CONDITIONS:
+        raise ConditionError(
+            f"A verifier checks at most {MAX_CONDITIONS} conditions, got more; split the task"
+        )
+    return tuple(
+        condition if isinstance(condition, Condition) else compile_condition(condition)
+        for condition in taken
+    )
 
 
 def _differs(before: State, now: State) -> bool:

@@ -160,15 +160,20 @@ def _pool_results(
     pool = ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_worker, initargs=(os.getpid(),)
     )
-    pending: dict[Future[Record], str] = {pool.submit(work, p): key for key, p in jobs}
+    pending: dict[Future[Record], str] = {}
     try:
+        for key, payload in jobs:
+            pending[pool.submit(work, payload)] = key
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 yield pending.pop(future), future.result()
+    except BaseException:
+        # Stopped (Ctrl-C, a failed job, the caller done), even while submitting: the rest is
+        # not wanted, nor waited for.
+        _terminate(pool, pending)
+        raise
     finally:
-        if pending:  # stopped (Ctrl-C, a failed job): the rest is not wanted, nor waited for
-            _terminate(pool, pending)
         pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -83,13 +83,14 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
 
 def loads(text: str) -> Any:
     """JSON, or failing that JSON with its unambiguous slips repaired; ValueError if neither."""
+    # ValueError is also what JSON with an integer of more than 4,300 digits raises.
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         try:
             return json.loads(repair(text))
-        except json.JSONDecodeError:
-            raise ValueError(f"not valid JSON ({exc})") from None
+        except (ValueError, RecursionError):
+            raise ValueError(f"not valid JSON ({str(exc)[:200]})") from None
 
 
 def repair(text: str) -> str:

@@ -8,7 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -66,10 +69,16 @@ def test_resume_after_a_killed_run(tmp_path: Path) -> None:
     assert [row["seed"] for row in read_rows(out / "blueprints.jsonl")] == expected
 
 
-def pid_then_sleep(directory: str, job: int) -> dict[str, int]:
-    """Work that says which process runs it, then takes a minute."""
+# Seconds that only a broken run waits out (one that never starts, stops or lets its workers go):
+# the tests wait for events, and this ends a test that would otherwise hang.
+PATIENCE = 300.0
+
+
+def pid_then_block(directory: str, job: int) -> dict[str, int]:
+    """Work that says which process runs it, then never ends: a run it is part of can only
+    stop by giving up on it."""
     (Path(directory) / str(os.getpid())).touch()
-    time.sleep(60)
+    threading.Event().wait()
     return {"job": job}
 
 
@@ -81,17 +90,30 @@ def running(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; nobody may reap it in a container
 
 
-def driving(tmp_path: Path, count: int) -> tuple[subprocess.Popen[str], list[int]]:
-    """A driver process running `count` minute-long jobs on 2 workers (it prints whether the
-    run completed), once both workers have started: the driver and the workers' pids."""
+def until(done: Callable[[], bool], what: str) -> None:
+    """Wait for `done()`, which only a broken run leaves false for PATIENCE seconds."""
+    deadline = time.monotonic() + PATIENCE
+    while not done():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@contextmanager
+def driving(tmp_path: Path, count: int) -> Iterator[tuple[subprocess.Popen[str], list[int]]]:
+    """A driver process running `count` never-ending jobs on 2 workers (it prints whether the
+    run completed), once both workers have started: the driver and the workers' pids. The
+    driver takes Ctrl-C as a terminal's foreground process does, even where this test runs with
+    SIGINT ignored (a background job of a shell); it and its workers are killed on the way out."""
     pids = tmp_path / "pids"
     pids.mkdir()
     script = (
+        "import signal\n"
         "from functools import partial\n"
         "from pathlib import Path\n"
         "from agent.flywheel.runner import run\n"
-        "from tests.agent.test_runner import pid_then_sleep\n"
-        f"work = partial(pid_then_sleep, {str(pids)!r})\n"
+        "from tests.agent.test_runner import pid_then_block\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        f"work = partial(pid_then_block, {str(pids)!r})\n"
         f"jobs = [(str(n), n) for n in range({count})]\n"
         f"outcome = run(Path({str(tmp_path / 'run')!r}), jobs, work, {{}}, workers=2,"
         " progress=False)\n"
@@ -102,39 +124,41 @@ def driving(tmp_path: Path, count: int) -> tuple[subprocess.Popen[str], list[int
         cwd=Path(__file__).parents[2],
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, with its workers, to kill at the end
     )
-    deadline = time.monotonic() + 60
-    while len(list(pids.iterdir())) < 2:
+
+    def started() -> bool:
+        return len(list(pids.iterdir())) >= 2 or driver.poll() is not None
+
+    try:
+        until(started, "the workers did not start")
         assert driver.poll() is None, "the driver ended before its workers started"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    return driver, [int(path.name) for path in pids.iterdir()]
+        yield driver, [int(path.name) for path in pids.iterdir()]
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        driver.communicate()
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_workers_exit_when_their_driver_is_killed(tmp_path: Path) -> None:
-    """SIGKILL only the driver: its workers leave within seconds instead of lingering."""
-    driver, workers = driving(tmp_path, 2)
-    driver.kill()
-    driver.wait()
-    deadline = time.monotonic() + 10
-    while any(map(running, workers)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(map(running, workers))
+    """SIGKILL only the driver: its workers leave on their own instead of lingering."""
+    with driving(tmp_path, 2) as (driver, workers):
+        driver.kill()
+        driver.wait()
+        until(lambda: not any(map(running, workers)), "the workers outlived their driver")
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_ctrl_c_ends_a_parallel_run_at_once(tmp_path: Path) -> None:
-    """SIGINT the driver of 2 workers with minute-long jobs queued: it returns within seconds,
-    its workers gone, instead of running every job left and dropping their results."""
-    driver, workers = driving(tmp_path, 6)
-    stopped = time.monotonic()
-    driver.send_signal(signal.SIGINT)
-    out, _ = driver.communicate(timeout=30)
-    assert time.monotonic() - stopped < 10
-    assert out.strip() == "False"
-    assert not any(map(running, workers))
-    assert len(list((tmp_path / "pids").iterdir())) == 2  # no job started after Ctrl-C
+    """SIGINT the driver of 2 workers busy with jobs that never end, more queued: it returns,
+    its workers gone and no queued job started, instead of waiting for the jobs (forever)."""
+    with driving(tmp_path, 6) as (driver, workers):
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=PATIENCE)
+        assert out.strip() == "False"
+        assert not any(map(running, workers))  # the driver ends its workers before it returns
+        assert len(list((tmp_path / "pids").iterdir())) == 2  # no job started after Ctrl-C
 
 
 def dies(seed: int) -> dict[str, Any]:

@@ -264,12 +264,26 @@ def test_set_temperature_accepts_the_limits(home: Home, value: Any) -> None:
     assert attrs(home, SPLIT)["temperature"] == float(value)
 
 
-@pytest.mark.parametrize("value", [15.9, 30.04, -5, math.inf, math.nan])
+@pytest.mark.parametrize("value", [15.9, 30.04, -5])
 def test_set_temperature_refuses_values_outside_min_and_max(home: Home, value: float) -> None:
     refuses(
         home,
         ServiceValidationError,
         "is not valid for climate.living_ac. Accepted range is 16.0 to 30.0",
+        "set_temperature",
+        SPLIT,
+        temperature=value,
+    )
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 10**400, "1e999"])
+def test_set_temperature_refuses_what_is_no_temperature(home: Home, value: Any) -> None:
+    """Not a finite number is invalid data, before the entity's range is read (NaN would pass a
+    range check, and 10**400 cannot become a float)."""
+    refuses(
+        home,
+        InvalidServiceDataError,
+        "must be a finite number",
         "set_temperature",
         SPLIT,
         temperature=value,

@@ -297,9 +297,10 @@ def test_empty_conditions_are_refused(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["not " * 100_000 + "True", "-" * 100_000 + "1", "1+" * 50_000 + "1", "1+" * 60 + "1"]
+    "text", ["not " * 1000 + "True", "-" * 4000 + "1", "1+" * 2000 + "1", "1+" * 60 + "1"]
 )
 def test_pathological_nesting_is_refused_without_crashing(text: str) -> None:
+    # Nesting within the length limit: Python's parser gives up on some, the compiler on others.
     assert "nested" in refused(text)
 
 

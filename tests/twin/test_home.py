@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import json
+import pickle
 import re
+from typing import Any
 
 import pytest
 
@@ -210,6 +214,40 @@ def test_snapshot_restore_and_copy_are_independent(home: Home) -> None:
     assert on(home) == set()
     assert home.now == saved.now
     assert on(fork) == {"switch.towel_rail"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda attributes: attributes.__setitem__("friendly_name", "Hacked"),
+        lambda attributes: attributes.update(friendly_name="Hacked"),
+        lambda attributes: attributes.pop("friendly_name"),
+        lambda attributes: attributes.setdefault("brightness", 999),
+        lambda attributes: attributes.clear(),
+        lambda attributes: attributes.__delitem__("friendly_name"),
+        lambda attributes: attributes.__ior__({"friendly_name": "Hacked"}),
+    ],
+)
+def test_a_states_attributes_cannot_be_changed_in_place(home: Home, change: Any) -> None:
+    """Only a service call changes the twin: attributes (shared with snapshots) and the hidden
+    memory are read-only, so a restore gives back exactly what was saved."""
+    saved = home.snapshot()
+    state = home.state("switch.kettle")
+    for attributes in (state.attributes, state.hidden):
+        with pytest.raises(TypeError, match="read-only"):
+            change(attributes)
+    home.restore(saved)
+    assert home.state("switch.kettle").attributes["friendly_name"] == "Kettle"
+
+
+def test_read_only_attributes_pickle_copy_and_serialise_as_dicts(home: Home) -> None:
+    state = home.state("sensor.kettle_power")
+    assert pickle.loads(pickle.dumps(state)) == state
+    assert copy.deepcopy(state).attributes == state.attributes
+    assert json.loads(json.dumps(state.attributes)) == dict(state.attributes)
+    mutable = dict(state.attributes)
+    mutable["friendly_name"] = "Copy"
+    assert state.attributes["friendly_name"] == "Kettle power"
 
 
 @pytest.mark.parametrize(

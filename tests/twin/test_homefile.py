@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twin.catalog import load_catalog
-from twin.domains import DOMAINS
+from twin.domains import DOMAINS, RULES, feature_mask
+from twin.domains.rules import MAX_TEMPERATURE, MIN_TEMPERATURE
 from twin.errors import HomeDefinitionError
 from twin.home import Home
 from twin.homefile import (
@@ -36,6 +37,7 @@ from twin.weather import Weather, cities
 
 DEMO = files("twin.examples").joinpath("demo_home.yaml")
 ENTITY_ATTRIBUTES = ("friendly_name", "device_class", "unit_of_measurement", "supported_features")
+READ_KEYS = frozenset(key for rules in RULES.values() for key in rules.values)
 
 
 # --- comparing homes -----------------------------------------------------------------------------
@@ -91,14 +93,15 @@ SCALARS = (
     | st.text(max_size=6)
 )
 CATALOG_NAMES = ["Desk Plug", "Kettle", "Hall Switch", "TV Socket"]
-FINITE = st.floats(allow_nan=False, allow_infinity=False)
+# Air temperatures within what a home may hold (twin.domains.rules).
+TEMPERATURES = st.floats(MIN_TEMPERATURE, MAX_TEMPERATURE)
 AMOUNTS = st.floats(min_value=0, allow_infinity=False)
-ROOMS = st.builds(RoomClimate, FINITE, st.floats(0, 100), AMOUNTS, AMOUNTS, AMOUNTS)
+ROOMS = st.builds(RoomClimate, TEMPERATURES, st.floats(0, 100), AMOUNTS, AMOUNTS, AMOUNTS)
 WEATHERS = (
     st.just(ConstantWeather())
     | st.builds(
         ConstantWeather,
-        st.builds(Outdoor, FINITE, st.floats(0, 100), st.floats(-90, 90), st.floats(0, 1)),
+        st.builds(Outdoor, TEMPERATURES, st.floats(0, 100), st.floats(-90, 90), st.floats(0, 1)),
     )
     | st.builds(Weather, st.sampled_from(sorted(cities())), st.integers(-(2**40), 2**40))
 )
@@ -121,7 +124,9 @@ def maybe(known: dict[str, Any]) -> st.SearchStrategy[str | None]:
 @st.composite
 def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
     """Small homes of every kind of part; `tuples=False` keeps to what JSON can carry."""
-    mappings = st.dictionaries(st.text(max_size=6), values(tuples), max_size=3)
+    # Keys that no domain reads (twin.domains.rules), as what they hold is not what it reads.
+    keys = st.text(max_size=6).filter(lambda key: key not in READ_KEYS)
+    mappings = st.dictionaries(keys, values(tuples), max_size=3)
     home = Home(draw(NAMES), draw(TIMES))
     for floor_id in draw(st.lists(SLUGS, max_size=3, unique=True)):
         home.add_floor(Floor(floor_id, draw(NAMES), draw(st.integers(-3, 9))))
@@ -158,14 +163,15 @@ def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
         place = draw(maybe(home.areas))
         catalog[type_id].install(home, f"c{index}", device_name, place, draw(st.integers(0, 5)))
     for object_id in draw(st.lists(SLUGS, max_size=4, unique=True)):
+        domain = draw(st.sampled_from(sorted(DOMAINS)))
         entry = EntityEntry(
-            entity_id=f"{draw(st.sampled_from(sorted(DOMAINS)))}.x{object_id}",
+            entity_id=f"{domain}.x{object_id}",
             name=draw(NAMES),
             device_id=draw(maybe(home.devices)),
             area_id=draw(maybe(home.areas)),
             device_class=draw(st.none() | NAMES),
             unit_of_measurement=draw(st.none() | NAMES),
-            supported_features=draw(st.integers(0, 2**20)),
+            supported_features=draw(st.integers(0, 2**20)) & (feature_mask(domain) or 0),
             entity_category=draw(st.none() | st.sampled_from(["config", "diagnostic"])),
             capabilities=draw(mappings),
         )

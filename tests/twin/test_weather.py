@@ -7,7 +7,6 @@ import itertools
 import math
 import pickle
 import statistics
-import time
 from collections.abc import Callable
 from datetime import date
 
@@ -371,14 +370,3 @@ def test_day_gives_the_local_hours() -> None:
     midnight = calendar.timegm((2024, 7, 1, 0, 0, 0)) - 9 * 3600
     hours = weather.day(date(2024, 7, 1))
     assert hours == [weather.at(midnight + 3600 * h) for h in range(24)]
-
-
-def test_at_is_fast() -> None:
-    """Every home reads the weather every simulated minute: a call costs a few microseconds."""
-    weather = Weather("Berlin", 1)
-    moments = [MARCH_EQUINOX_2024 + 60.0 * k for k in range(50_000)]
-    weather.at(moments[0])
-    began = time.perf_counter()
-    for moment in moments:
-        weather.at(moment)
-    assert (time.perf_counter() - began) / len(moments) < 10e-6

@@ -15,8 +15,22 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
+from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Handler, Service, check_range, schema
-from ..validation import string
+from ..state import State
+from ..validation import Numeric, string
+from .rules import (
+    PERCENT,
+    STEP,
+    TEMPERATURE,
+    EntityRules,
+    names,
+    number,
+    one_of,
+    optional,
+    ordered,
+    text,
+)
 
 # ClimateEntityFeature, by the names device types use.
 TARGET_TEMPERATURE = 1
@@ -116,9 +130,9 @@ SET_TEMPERATURE_SCHEMA = vol.All(
     any_temperature,
     schema(
         {
-            vol.Exclusive(ATTR_TEMPERATURE, "temperature"): vol.Coerce(float),
-            vol.Inclusive(ATTR_TARGET_TEMP_HIGH, "temperature"): vol.Coerce(float),
-            vol.Inclusive(ATTR_TARGET_TEMP_LOW, "temperature"): vol.Coerce(float),
+            vol.Exclusive(ATTR_TEMPERATURE, "temperature"): Numeric(float),
+            vol.Inclusive(ATTR_TARGET_TEMP_HIGH, "temperature"): Numeric(float),
+            vol.Inclusive(ATTR_TARGET_TEMP_LOW, "temperature"): Numeric(float),
             vol.Optional(ATTR_HVAC_MODE): hvac_mode,
         }
     ),
@@ -354,7 +368,7 @@ DOMAIN = Domain.of(
         Service(
             "set_humidity",
             set_humidity,
-            schema({vol.Required(ATTR_HUMIDITY): vol.Coerce(int)}),
+            schema({vol.Required(ATTR_HUMIDITY): Numeric(int)}),
             (TARGET_HUMIDITY,),
             "Set the target humidity.",
         ),
@@ -374,4 +388,40 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
+)
+
+
+# --- what a climate entity may hold (twin.domains.rules) ------------------------------------------
+
+AUX_HEAT = 64  # ClimateEntityFeature.AUX_HEAT, which Home Assistant has retired
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its temperature and humidity ranges in order, as set_temperature and set_humidity use."""
+    caps = entry.capabilities
+    ordered(caps, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
+    ordered(caps, ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, DEFAULT_MIN_HUMIDITY, DEFAULT_MAX_HUMIDITY)
+
+
+RULES = EntityRules(
+    {
+        **{options_key: optional(names()) for _, _, options_key in OPTIONS.values()},
+        **{key: optional(text) for key in OPTIONS},
+        ATTR_HVAC_MODES: optional(names(one_of(HVAC_MODES))),
+        ATTR_MIN_TEMP: TEMPERATURE,
+        ATTR_MAX_TEMP: TEMPERATURE,
+        "target_temp_step": optional(STEP),
+        ATTR_MIN_HUMIDITY: PERCENT,
+        ATTR_MAX_HUMIDITY: PERCENT,
+        "target_humidity_step": optional(STEP),
+        ATTR_CURRENT_TEMPERATURE: optional(TEMPERATURE),
+        **{key: optional(TEMPERATURE) for key in TEMPERATURE_KEYS},
+        ATTR_HUMIDITY: optional(PERCENT),
+        "current_humidity": optional(PERCENT),
+        ATTR_HVAC_ACTION: optional(text),
+        LAST_ON_MODE: optional(one_of(HVAC_MODES)),
+        "capacity": optional(number(0)),  # twin.physics.CAPACITY: how fast it heats a room, °C/h
+    },
+    _consistent,
+    AUX_HEAT,
 )

@@ -20,7 +20,8 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..service import Domain, EntityDraft, Service, schema
-from ..validation import string
+from ..validation import Numeric, string
+from .rules import PERCENT, EntityRules, flag, names, optional
 
 OPEN = 1
 CLOSE = 2
@@ -50,7 +51,7 @@ LAST_MOVE_OPEN = "last_move_open"
 # twin cannot know how far it went.
 PART_WAY = 50
 
-_percent = vol.All(vol.Coerce(int), vol.Range(min=0, max=100))
+_percent = Numeric(int, 0, 100)
 _SPEED_SCHEMA = schema({vol.Optional(ATTR_SPEED): string})
 
 
@@ -213,4 +214,16 @@ DOMAIN = Domain.of(
         "set_tilt_position": SET_TILT_POSITION,
         "speed": SPEED,
     },
+)
+
+
+# What a cover may hold (twin.domains.rules).
+RULES = EntityRules(
+    {
+        ATTR_SUPPORTED_SPEEDS: optional(names()),
+        ATTR_CURRENT_POSITION: optional(PERCENT),
+        ATTR_CURRENT_TILT_POSITION: optional(PERCENT),
+        ATTR_IS_CLOSED: optional(flag),
+        LAST_MOVE_OPEN: optional(flag),
+    }
 )

@@ -14,7 +14,8 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..service import Domain, EntityDraft, Service, schema
-from ..validation import boolean, string
+from ..validation import Numeric, boolean, string
+from .rules import PERCENT, EntityRules, flag, names, number, optional, text
 
 # FanEntityFeature.
 SET_SPEED = 1
@@ -44,7 +45,7 @@ DIRECTIONS = ("forward", "reverse")
 
 # The demo fan's speed when turned on with none given; here only when it has no speed to resume.
 DEFAULT_PERCENTAGE = 67
-_PERCENTAGE = vol.All(vol.Coerce(int), vol.Range(min=0, max=100))
+_PERCENTAGE = Numeric(int, 0, 100)
 
 
 class NotValidPresetModeError(ServiceValidationError):
@@ -270,4 +271,17 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
+)
+
+
+# What a fan may hold (twin.domains.rules); speed_count divides by its percentage_step.
+RULES = EntityRules(
+    {
+        ATTR_PERCENTAGE_STEP: optional(number(0.01, 100)),
+        ATTR_PRESET_MODES: optional(names()),
+        ATTR_PERCENTAGE: optional(PERCENT),
+        ATTR_PRESET_MODE: optional(text),
+        ATTR_OSCILLATING: optional(flag),
+        ATTR_DIRECTION: optional(text),
+    }
 )

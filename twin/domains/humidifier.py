@@ -12,8 +12,11 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
+from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Service, schema
-from ..validation import string
+from ..state import State
+from ..validation import Numeric, string
+from .rules import PERCENT, STEP, EntityRules, names, optional, ordered, text
 
 # HumidifierEntityFeature.
 MODES = 1
@@ -118,11 +121,33 @@ DOMAIN = Domain.of(
         Service(
             "set_humidity",
             set_humidity,
-            schema(
-                {vol.Required(ATTR_HUMIDITY): vol.All(vol.Coerce(int), vol.Range(min=0, max=100))}
-            ),
+            schema({vol.Required(ATTR_HUMIDITY): Numeric(int, 0, 100)}),
             description="Set the target humidity, within min_humidity and max_humidity.",
         ),
     ],
     FEATURES,
+)
+
+
+# --- what a humidifier may hold (twin.domains.rules) ----------------------------------------------
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its humidity range in order, as set_humidity reads it."""
+    caps = entry.capabilities
+    ordered(caps, ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, DEFAULT_MIN_HUMIDITY, DEFAULT_MAX_HUMIDITY)
+
+
+RULES = EntityRules(
+    {
+        ATTR_MIN_HUMIDITY: PERCENT,
+        ATTR_MAX_HUMIDITY: PERCENT,
+        "target_humidity_step": optional(STEP),
+        ATTR_AVAILABLE_MODES: optional(names()),
+        ATTR_HUMIDITY: optional(PERCENT),
+        ATTR_CURRENT_HUMIDITY: optional(PERCENT),
+        ATTR_MODE: optional(text),
+        ATTR_ACTION: optional(text),
+    },
+    _consistent,
 )

@@ -23,7 +23,8 @@ from ..errors import HomeDefinitionError, ServiceValidationError
 from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Service, schema
 from ..state import State
-from ..validation import string
+from ..validation import Numeric, shown, string
+from .rules import EntityRules, names, number, one_of, optional, sequence, text
 
 # Colour modes (Home Assistant's ColorMode) and the groups light/const.py builds from them.
 ONOFF = "onoff"
@@ -79,21 +80,9 @@ PROFILES = {
 }
 
 
-def _within(name: str, low: float, high: float | None = None) -> Callable[[Any], Any]:
-    """Home Assistant's vol.Range, with an error that says what is allowed and what came."""
-    allowed = f"{low}-{high}" if high is not None else f"at least {low}"
-
-    def check(value: Any) -> Any:
-        if value < low or (high is not None and value > high):
-            raise vol.Invalid(f"{name} must be {allowed}, got {value}")
-        return value
-
-    return check
-
-
-def _byte(name: str) -> vol.All:
+def _byte(name: str) -> Callable[[Any], Any]:
     """cv.byte: an int 0-255."""
-    return vol.All(vol.Coerce(int), _within(name, 0, 255))
+    return Numeric(int, 0, 255, name=name)
 
 
 def _color(name: str, *channels: Any) -> vol.All:
@@ -116,8 +105,8 @@ _ONE_COLOR = (
 _ONE_BRIGHTNESS = (
     "give one brightness only: brightness, brightness_pct, brightness_step or brightness_step_pct"
 )
-VALID_TRANSITION = vol.All(vol.Coerce(float), vol.Clamp(min=0, max=6553))
-VALID_BRIGHTNESS = vol.All(vol.Coerce(int), vol.Clamp(min=0, max=255))
+VALID_TRANSITION = Numeric(float, 0, 6553, clamp=True)
+VALID_BRIGHTNESS = Numeric(int, 0, 255, clamp=True)
 VALID_FLASH = vol.In(["short", "long"], msg="flash must be short or long")
 
 
@@ -135,26 +124,20 @@ _TURN_ON_FIELDS = {
     _color_key("profile"): string,
     vol.Optional("transition"): VALID_TRANSITION,
     _brightness_key("brightness"): VALID_BRIGHTNESS,
-    _brightness_key("brightness_pct"): vol.All(
-        vol.Coerce(float), _within("brightness_pct", 0, 100)
-    ),
-    _brightness_key("brightness_step"): vol.All(vol.Coerce(int), vol.Clamp(min=-255, max=255)),
-    _brightness_key("brightness_step_pct"): vol.All(
-        vol.Coerce(float), vol.Clamp(min=-100, max=100)
-    ),
+    _brightness_key("brightness_pct"): Numeric(float, 0, 100, name="brightness_pct"),
+    _brightness_key("brightness_step"): Numeric(int, -255, 255, clamp=True),
+    _brightness_key("brightness_step_pct"): Numeric(float, -100, 100, clamp=True),
     _color_key("color_name"): string,
-    _color_key("color_temp_kelvin"): vol.All(vol.Coerce(int), _within("color_temp_kelvin", 0)),
+    _color_key("color_temp_kelvin"): Numeric(int, 0, name="color_temp_kelvin"),
     _color_key("hs_color"): _color(
         "hs_color",
-        vol.All(vol.Coerce(float), _within("hue", 0, 360)),
-        vol.All(vol.Coerce(float), _within("saturation", 0, 100)),
+        Numeric(float, 0, 360, name="hue"),
+        Numeric(float, 0, 100, name="saturation"),
     ),
     _color_key("rgb_color"): _color("rgb_color", *[_byte("rgb_color values")] * 3),
     _color_key("rgbw_color"): _color("rgbw_color", *[_byte("rgbw_color values")] * 4),
     _color_key("rgbww_color"): _color("rgbww_color", *[_byte("rgbww_color values")] * 5),
-    _color_key("xy_color"): _color(
-        "xy_color", *[vol.All(vol.Coerce(float), _within("x and y", 0, 1))] * 2
-    ),
+    _color_key("xy_color"): _color("xy_color", *[Numeric(float, 0, 1, name="x and y")] * 2),
     _color_key("white"): vol.Any(True, VALID_BRIGHTNESS),
     vol.Optional("flash"): VALID_FLASH,
     vol.Optional("effect"): string,
@@ -495,4 +478,70 @@ DOMAIN = Domain.of(
         ),
     ],
     {"effect": EFFECT, "flash": FLASH, "transition": TRANSITION},
+)
+
+
+# --- what a light may hold (twin.domains.rules) -------------------------------------------------
+
+_KELVIN = number(1000, 40000)  # what color.kelvin_to_rgb models
+_CHANNEL = number(0, 255)
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its white range a mired wide at least (the rgbww conversions divide by it), its colour
+    modes among its supported_color_modes, and a remembered colour mode with what `_Light.show`
+    reads for it: the colour and, for a dimmable light, the brightness."""
+    caps = entry.capabilities
+    low = caps.get("min_color_temp_kelvin", DEFAULT_MIN_KELVIN)
+    high = caps.get("max_color_temp_kelvin", DEFAULT_MAX_KELVIN)
+    if color.kelvin_to_mired(low) <= color.kelvin_to_mired(high):
+        raise vol.Invalid(
+            f"capabilities: min_color_temp_kelvin ({low}) must be at least a mired warmer than "
+            f"max_color_temp_kelvin ({high})"
+        )
+    if "supported_color_modes" not in caps:
+        return  # the light's services say what it lacks
+    modes = caps["supported_color_modes"]
+    supported = ", ".join(modes) or "none"
+    shown_mode = state.attributes.get("color_mode")
+    if shown_mode is not None and shown_mode not in modes:
+        raise vol.Invalid(
+            f"attributes.color_mode: {shown_mode} is not one of supported_color_modes ({supported})"
+        )
+    memory = state.hidden
+    if "color_mode" not in memory:
+        return
+    mode = memory["color_mode"]
+    if mode not in modes:
+        raise vol.Invalid(
+            f"hidden.color_mode: {shown(mode)} is not one of supported_color_modes ({supported})"
+        )
+    needed = [COLOR_KEYS[mode]] if mode in COLOR_KEYS else []
+    if not COLOR_MODES_BRIGHTNESS.isdisjoint(modes):
+        needed.append(BRIGHTNESS)
+    missing = [key for key in needed if memory.get(key) is None]
+    if missing:
+        raise vol.Invalid(
+            f"hidden: a light that remembers color_mode {mode} remembers its "
+            f"{' and '.join(missing)} too; add it, or leave out color_mode"
+        )
+
+
+RULES = EntityRules(
+    {
+        "supported_color_modes": names(one_of(COLOR_MODES)),
+        "min_color_temp_kelvin": _KELVIN,
+        "max_color_temp_kelvin": _KELVIN,
+        "effect_list": optional(names()),
+        "color_mode": optional(one_of(COLOR_MODES)),
+        "brightness": optional(_CHANNEL),
+        "effect": optional(text),
+        "color_temp_kelvin": optional(_KELVIN),
+        "hs_color": optional(sequence(number(0, 360), number(0, 100))),
+        "xy_color": optional(sequence(number(0, 1), number(0, 1))),
+        "rgb_color": optional(sequence(*[_CHANNEL] * 3)),
+        "rgbw_color": optional(sequence(*[_CHANNEL] * 4)),
+        "rgbww_color": optional(sequence(*[_CHANNEL] * 5)),
+    },
+    _consistent,
 )

@@ -21,6 +21,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import Domain, EntityDraft, Service, schema
 from ..validation import string
+from .rules import EntityRules, optional, pattern
 
 OPEN = 1
 
@@ -77,3 +78,7 @@ DOMAIN = Domain.of(
     ],
     {"open": OPEN},
 )
+
+
+# What a lock may hold (twin.domains.rules): a code_format that compiles.
+RULES = EntityRules({ATTR_CODE_FORMAT: optional(pattern)})

@@ -19,8 +19,11 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
+from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Service, schema
+from ..state import State
 from ..validation import boolean, small_float, string
+from .rules import EntityRules, flag, index, names, number, one_of, optional, sequence, text
 
 OFF = "off"
 ON = "on"
@@ -497,4 +500,40 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
+)
+
+
+# --- what a media player may hold (twin.domains.rules) --------------------------------------------
+
+# MediaPlayerEntityFeature's bits the twin offers no service for: SEEK, CLEAR_PLAYLIST,
+# BROWSE_MEDIA, GROUPING, MEDIA_ANNOUNCE, MEDIA_ENQUEUE and SEARCH_MEDIA.
+UNMODELLED_FEATURES = 2 | 8192 | 131072 | 524288 | 1048576 | 2097152 | 4194304
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its place in the built-in playlist within the playlist (`_show_media` shows that item)."""
+    track = state.hidden.get(HIDDEN_TRACK)
+    size = len(_playlist(EntityDraft.of(entry, state)))
+    if track is not None and track >= size:
+        raise vol.Invalid(
+            f"hidden.{HIDDEN_TRACK}: {track} is past the built-in playlist of this player "
+            f"(0-{size - 1})"
+        )
+
+
+RULES = EntityRules(
+    {
+        ATTR_SOURCE_LIST: optional(names()),
+        ATTR_SOUND_MODE_LIST: optional(names()),
+        ATTR_VOLUME_LEVEL: optional(number(0, 1)),
+        ATTR_VOLUME_MUTED: optional(flag),
+        ATTR_SOURCE: optional(text),
+        ATTR_SOUND_MODE: optional(text),
+        ATTR_SHUFFLE: optional(flag),
+        ATTR_REPEAT: optional(one_of(REPEAT_MODES)),
+        HIDDEN_TRACK: index,
+        HIDDEN_MEDIA: optional(sequence(text, text)),
+    },
+    _consistent,
+    UNMODELLED_FEATURES,
 )

@@ -17,6 +17,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import Domain, EntityDraft, Service, schema
 from ..validation import ensure_list, string
+from .rules import EntityRules, names, optional, text
 
 CLEANING = "cleaning"
 DOCKED = "docked"
@@ -145,4 +146,12 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
+)
+
+
+# What a vacuum may hold (twin.domains.rules), and VacuumEntityFeature's bits the twin offers no
+# service for: TURN_ON, TURN_OFF and STATUS (retired), BATTERY and CLEAN_AREA.
+RULES = EntityRules(
+    {ATTR_FAN_SPEED_LIST: optional(names()), ATTR_FAN_SPEED: optional(text)},
+    unmodelled_features=1 | 2 | 64 | 128 | 16384,
 )

@@ -20,6 +20,8 @@ from typing import Any
 import voluptuous as vol
 
 from ..service import Domain, EntityDraft, Service, schema
+from ..validation import Numeric
+from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
 CLOSE = 2
@@ -96,7 +98,7 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
         _move(entity, 0 if entity.hidden.get(LAST_MOVE_OPEN, True) else 100)
 
 
-_percent = vol.All(vol.Coerce(int), vol.Range(min=0, max=100))
+_percent = Numeric(int, 0, 100)
 
 DOMAIN = Domain.of(
     "valve",
@@ -121,4 +123,14 @@ DOMAIN = Domain.of(
         ),
     ],
     {"open": OPEN, "close": CLOSE, "set_position": SET_POSITION, "stop": STOP},
+)
+
+
+# What a valve may hold (twin.domains.rules).
+RULES = EntityRules(
+    {
+        ATTR_CURRENT_POSITION: optional(PERCENT),
+        ATTR_IS_CLOSED: optional(flag),
+        LAST_MOVE_OPEN: optional(flag),
+    }
 )

@@ -14,9 +14,12 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
+from ..registry import EntityEntry
 from ..service import Domain, EntityDraft, Service, check_range, schema
-from ..validation import boolean, string
+from ..state import State
+from ..validation import Numeric, boolean, string
 from .climate import display_temperature
+from .rules import STEP, TEMPERATURE, EntityRules, names, one_of, optional, ordered, text
 
 # WaterHeaterEntityFeature, by the names device types use.
 TARGET_TEMPERATURE = 1
@@ -119,7 +122,7 @@ DOMAIN = Domain.of(
             set_temperature,
             schema(
                 {
-                    vol.Required(ATTR_TEMPERATURE): vol.Coerce(float),
+                    vol.Required(ATTR_TEMPERATURE): Numeric(float),
                     vol.Optional(ATTR_OPERATION_MODE): string,
                 }
             ),
@@ -144,4 +147,29 @@ DOMAIN = Domain.of(
         Service("turn_off", turn_off, required_features=(ON_OFF,), description="Turn off."),
     ],
     FEATURES,
+)
+
+
+# --- what a water heater may hold (twin.domains.rules) --------------------------------------------
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its temperature range in order, as set_temperature reads it."""
+    ordered(entry.capabilities, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
+
+
+RULES = EntityRules(
+    {
+        ATTR_MIN_TEMP: TEMPERATURE,
+        ATTR_MAX_TEMP: TEMPERATURE,
+        "target_temp_step": optional(STEP),
+        ATTR_OPERATION_LIST: optional(names()),
+        ATTR_TEMPERATURE: optional(TEMPERATURE),
+        "current_temperature": optional(TEMPERATURE),
+        ATTR_OPERATION_MODE: optional(text),
+        ATTR_AWAY_MODE: optional(one_of((STATE_ON, STATE_OFF))),
+        LAST_ON_MODE: optional(text),
+        "tank_temperature": optional(TEMPERATURE),  # twin.physics.TANK_TEMPERATURE: the exact tank
+    },
+    _consistent,
 )
