@@ -26,10 +26,12 @@ import json
 import math
 import random
 import resource
+import tempfile
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -339,11 +341,14 @@ class _Refused(TwinError):
 
 
 def _load(document: str | bytes) -> None:
-    text = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
-    if text.startswith("{") and '"states"' in text:
-        import_ha_snapshot(json.loads(text))
-    else:
-        load_home(document)
+    """Load the document as a user would: a snapshot as a mapping, anything else as a file."""
+    if isinstance(document, str) and document.startswith("{") and '"states"' in document:
+        import_ha_snapshot(json.loads(document))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "home.yaml"
+        path.write_bytes(document if isinstance(document, bytes) else document.encode())
+        load_home(path)
 
 
 def _timed(
