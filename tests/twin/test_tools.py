@@ -320,3 +320,25 @@ def test_jsonable_turns_python_values_into_json_ones() -> None:
         "b": [None, True, 1.5],
     }
     assert jsonable(object).startswith("<class")
+
+
+def test_a_failure_the_twin_did_not_foresee_is_an_error_result_and_undone(
+    home: Home, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tool boundary: a bug inside a tool (here, a service that changes a state and then
+    breaks) comes back as internal_error with the home as it was, and is logged."""
+    before = dict(home.states)
+    real = Home.call_service
+
+    def breaks(self: Home, *args: Any, **kwargs: Any) -> Any:
+        real(self, "switch", "turn_on", None, {"entity_id": "switch.kettle_plug"})
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Home, "call_service", breaks)
+    arguments = {"domain": "light", "service": "turn_on", "target": {"entity_id": BULB}}
+    result = run_tool(home, "call_service", json.dumps(arguments))
+    assert result["success"] is False
+    assert result["error"]["code"] == "internal_error"
+    assert "RuntimeError" in result["error"]["message"]
+    assert home.states == before
+    assert "Tool call_service failed" in caplog.text
