@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConditionError
 from .state import EMPTY, State
-from .validation import valid_entity_id
+from .validation import shown, valid_entity_id
 
 if TYPE_CHECKING:
     from .home import Home
@@ -749,11 +749,7 @@ def _approx(where: _Where, value: Any, target: Any, tolerance: Any) -> bool:
 
 def _show(value: Any) -> str:
     """A value for a message, cut at 80 characters (attributes can be long)."""
-    try:
-        shown = repr(value)
-    except ValueError:  # an integer with more digits than Python converts to text
-        return "a value too large to show"
-    return shown if len(shown) <= 80 else f"{shown[:77]}..."
+    return shown(value, 80)
 
 
 def _not_a_test(source: str) -> str:

@@ -25,7 +25,7 @@ _OBJECT_ID = r"(?!_)[\da-z_]+(?<!_)"
 _DOMAIN = r"(?!.+__)" + _OBJECT_ID
 VALID_ENTITY_ID = re.compile(r"^" + _DOMAIN + r"\." + _OBJECT_ID + r"$")
 
-_SHOWN = 40  # characters of a bad value an error message repeats
+_SHOWN = 40  # characters of a bad value an error message repeats, by default
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +74,13 @@ class Numeric:
         return f"value must be at most {self.high}"
 
 
-def shown(value: Any) -> str:
-    """A bad value as an error message repeats it: its repr, cut short if long."""
+def shown(value: Any, limit: int = _SHOWN) -> str:
+    """A bad value as an error message repeats it: its repr, cut to `limit` characters."""
     try:
         text = repr(value)
     except ValueError:  # an int past Python's 4,300-digit limit for str()
-        return f"an integer of {value.bit_length()} bits"
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+        return "a value too large to show"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 small_float = Numeric(float, 0, 1)
