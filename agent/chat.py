@@ -27,10 +27,11 @@ from twin.mirror import Mirror
 from twin.verifier import Verifier
 
 from .backends import Backend
-from .backends.home_assistant import HomeAssistantBackend, HomeAssistantError
+from .backends.home_assistant import HomeAssistantBackend
 from .backends.twin import TwinBackend
 from .episode import Limits, run_episode
-from .policies import Message, Policy, PolicyError
+from .errors import AgentError
+from .policies import Message, Policy
 from .policies.guided import home_choices
 from .policies.specs import SpecError, parse_policy
 
@@ -284,7 +285,7 @@ def chat(
                 **options,
             )
         )
-    except (TwinError, PolicyError, HomeAssistantError) as err:
+    except (TwinError, AgentError) as err:
         raise click.ClickException(str(err)) from None
 
 

@@ -9,8 +9,11 @@ again, a bounded number of times per turn. An episode also ends once the convers
 outgrown what the policy can read (ContextFull: end_reason "context_full").
 
 Messages are in the OpenAI format (AssistantMessage.to_openai); results are
-`{"role": "tool", "tool_call_id", "name", "content": JSON text}`; an error observation for a
-malformed call is a tool message named "error" with no tool_call_id.
+`{"role": "tool", "tool_call_id", "name", "content": JSON text}`; the error observation for a
+malformed call is a user message holding the error's JSON, as it has no call id to answer.
+
+The rules live in `Dialogue`, which applies one message at a time and does no I/O; EpisodeRun
+adds the policy and the backend (async), agent.envs.DialogueEnv the twin (sync, HomeEnv-v1).
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twin.atomic import write_text
-from twin.tools import error
+from twin.surface import Result, error
 from twin.verifier import Report, Verifier
 
-from .backends import Backend, Result
+from .backends import Backend
 from .backends.twin import TwinBackend
 from .policies import AssistantMessage, ContextFull, Message, Policy, ToolCall
 from .prompt import DEFAULT_MAX_CHARS, system_prompt
@@ -152,21 +155,115 @@ async def run_episode(
     else:
         turns, simulated = _simulated(user_turns, run), True
     async for utterance in turns:
-        if run.trajectory.done:
-            run.trajectory.messages.append({"role": "user", "content": utterance})
+        if not run.hear(utterance):
             break
-        if run.trajectory.turns >= limits.max_turns:
-            run.trajectory.end_reason = "max_turns"
-            break
-        run.trajectory.turns += 1
-        run.trajectory.messages.append({"role": "user", "content": utterance})
         if not await run.agent_turn() or (run.trajectory.done and not simulated):
             break
     run.trajectory.wall_s = time.perf_counter() - started
     return run.trajectory
 
 
-class EpisodeRun:
+class Dialogue:
+    """An episode's record and its rules, one message at a time, with no I/O of its own:
+    EpisodeRun feeds it a policy's messages and a backend's results, agent.envs.DialogueEnv an
+    agent's actions and the twin's results, so both keep the same trajectory."""
+
+    def __init__(
+        self,
+        verifier: Verifier | None,
+        limits: Limits,
+        on_message: Callable[[Message], None] | None = None,
+    ) -> None:
+        self.verifier = verifier
+        self.limits = limits
+        self.on_message = on_message
+        self.trajectory = Trajectory()
+        # The verifier's latest view, for a simulated user (None until a home is read).
+        self.report: Report | None = None
+        self.retries = 0  # malformed messages answered in this agent turn
+        self._admitted = 0
+
+    def add(self, message: Message) -> None:
+        """Append one message of the agent's turn (shown to `on_message`)."""
+        self.trajectory.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+
+    def hear(self, utterance: str) -> bool:
+        """Record the user's utterance; False when the episode ends with it instead: after the
+        task is done (its closing line, recorded) or at the turn limit (not recorded)."""
+        trajectory = self.trajectory
+        if trajectory.done:
+            trajectory.messages.append({"role": "user", "content": utterance})
+            return False
+        if trajectory.turns >= self.limits.max_turns:
+            trajectory.end_reason = "max_turns"
+            return False
+        trajectory.turns += 1
+        trajectory.messages.append({"role": "user", "content": utterance})
+        self.retries = 0
+        return True
+
+    def admit(self, reply: AssistantMessage) -> tuple[ToolCall, ...]:
+        """Record the agent's message; the calls in it that the tool-call limit lets run."""
+        self.add(reply.to_openai())
+        room = max(0, self.limits.max_tool_calls - self.trajectory.tool_calls)
+        self._admitted = min(room, len(reply.tool_calls))
+        return reply.tool_calls[: self._admitted]
+
+    def record(self, call: ToolCall, result: Result, latency: float, home: Home | None) -> None:
+        """Record an admitted call's result, and the verifier's view of `home` after it."""
+        trajectory = self.trajectory
+        trajectory.tool_calls += 1
+        trajectory.tool_latency_s += latency
+        step = Step(
+            trajectory.turns,
+            call.name,
+            dict(call.arguments),
+            result.get("success", True) is not False,
+            latency,
+        )
+        if self.verifier is not None and home is not None:
+            self.report = self.verifier.step(home)
+            _record(step, self.report)
+            trajectory.reward += step.reward
+            trajectory.done = step.done
+        trajectory.steps.append(step)
+        self.add(_tool_message(call.id, call.name, result))
+
+    def settle(self, reply: AssistantMessage) -> bool | None:
+        """Answer what the admitted calls left over (refused calls, malformed ones) and say what
+        comes next: None, the agent acts again; True, its turn is over; False, a limit ended
+        the episode."""
+        trajectory = self.trajectory
+        for call in reply.tool_calls[self._admitted :]:
+            refused = error(
+                "tool_call_limit", f"The episode allows {self.limits.max_tool_calls} tool calls"
+            )
+            self.add(_tool_message(call.id, call.name, refused))
+            trajectory.end_reason = "max_tool_calls"
+        for problem in reply.parse_errors:
+            trajectory.malformed += 1
+            # No call id to answer: the correction comes as a user message, which every
+            # chat-completions server accepts after an assistant message.
+            observation = error("malformed_tool_call", problem)
+            self.add({"role": "user", "content": json.dumps(observation)})
+        if trajectory.end_reason == "max_tool_calls":
+            return False
+        if reply.parse_errors:
+            if self.retries >= self.limits.max_retries:
+                trajectory.end_reason = "max_retries"
+                return False
+            self.retries += 1
+            return None
+        if reply.tool_calls:
+            return None
+        if trajectory.done:
+            trajectory.end_reason = "done"
+        return True
+
+
+class EpisodeRun(Dialogue):
     """One episode's state while it runs, one agent turn at a time: run_episode drives it, and
     MCTS-Flow continues a stored prefix (its trajectory and latest report) with it."""
 
@@ -179,62 +276,28 @@ class EpisodeRun:
         on_message: Callable[[Message], None] | None = None,
         view: View | None = None,
     ) -> None:
+        super().__init__(verifier, limits, on_message)
         self.policy = policy
         self.backend = backend
-        self.verifier = verifier
-        self.limits = limits
-        self.on_message = on_message
         self.view = view
-        self.trajectory = Trajectory()
-        # The verifier's latest view, for a simulated user (nothing has changed yet at the start).
-        self.report = (
-            verifier.step(backend.home) if isinstance(backend, TwinBackend) and verifier else None
-        )
-
-    def _add(self, message: Message) -> None:
-        self.trajectory.messages.append(message)
-        if self.on_message is not None:
-            self.on_message(message)
+        if isinstance(backend, TwinBackend) and verifier is not None:
+            self.report = verifier.step(backend.home)  # nothing has changed yet
 
     async def agent_turn(self) -> bool:
         """Let the agent act until it replies; False when a limit ended the episode."""
-        trajectory = self.trajectory
-        retries = 0
         while True:
             try:
                 reply = await self._act()
             except ContextFull:
-                trajectory.end_reason = "context_full"
+                self.trajectory.end_reason = "context_full"
                 return False
-            self._add(reply.to_openai())
-            for call in reply.tool_calls:
-                if trajectory.tool_calls >= self.limits.max_tool_calls:
-                    refused = error(
-                        "tool_call_limit",
-                        f"The episode allows {self.limits.max_tool_calls} tool calls",
-                    )
-                    self._add(_tool_message(call.id, call.name, refused))
-                    trajectory.end_reason = "max_tool_calls"
-                    continue
-                result = await self._call(call)
-                self._add(_tool_message(call.id, call.name, result))
-            for problem in reply.parse_errors:
-                trajectory.malformed += 1
-                # No call id to answer: the correction comes as a user message, which every
-                # chat-completions server accepts after an assistant message.
-                observation = error("malformed_tool_call", problem)
-                self._add({"role": "user", "content": json.dumps(observation)})
-            if trajectory.end_reason == "max_tool_calls":
-                return False
-            if reply.parse_errors:
-                if retries >= self.limits.max_retries:
-                    trajectory.end_reason = "max_retries"
-                    return False
-                retries += 1
-            elif not reply.tool_calls:
-                if trajectory.done:
-                    trajectory.end_reason = "done"
-                return True
+            for call in self.admit(reply):
+                started = time.perf_counter()
+                result = await self.backend.run_tool(call.name, call.arguments)
+                self.record(call, result, time.perf_counter() - started, await self._home())
+            outcome = self.settle(reply)
+            if outcome is not None:
+                return outcome
 
     async def _act(self) -> AssistantMessage:
         started = time.perf_counter()
@@ -247,28 +310,6 @@ class EpisodeRun:
         trajectory.prompt_tokens += reply.prompt_tokens
         trajectory.completion_tokens += reply.completion_tokens
         return reply
-
-    async def _call(self, call: ToolCall) -> Result:
-        trajectory = self.trajectory
-        started = time.perf_counter()
-        result = await self.backend.run_tool(call.name, call.arguments)
-        latency = time.perf_counter() - started
-        trajectory.tool_calls += 1
-        trajectory.tool_latency_s += latency
-        step = Step(
-            trajectory.turns,
-            call.name,
-            dict(call.arguments),
-            result.get("success", True) is not False,
-            latency,
-        )
-        if self.verifier is not None and (home := await self._home()) is not None:
-            self.report = self.verifier.step(home)
-            _record(step, self.report)
-            trajectory.reward += step.reward
-            trajectory.done = step.done
-        trajectory.steps.append(step)
-        return result
 
     async def _home(self) -> Home | None:
         """The home the verifier reads: the view's, else the twin backend's."""

@@ -13,7 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .backends import Backend, FloorLayout
+from twin.surface import FloorLayout
+
+from .backends import Backend
 
 DEFAULT_MAX_CHARS = 16_000
 

@@ -35,6 +35,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from jinja2 import TemplateError
 
+from .errors import AgentError
 from .policies import AssistantMessage, ContextFull, Message, PolicyError
 from .policies.local import LocalPolicy
 from .policies.toolcalls import settled_content
@@ -51,7 +52,7 @@ MAX_TOOLS = 128  # OpenAI's limit on tools, and on tool calls in one message
 _SUMMARY = web.RequestKey("summary", str)
 
 
-class APIError(Exception):
+class APIError(AgentError):
     """A request refused, answered as OpenAI does: {"error": {message, type, param, code}}."""
 
     def __init__(

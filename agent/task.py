@@ -2,10 +2,11 @@
 
 An `Intent` is one Home Assistant service call on one entity. Its `condition` (in the twin's
 condition language, twin/conditions.py) says that the call's outcome is there; it is compiled from
-the call by `intent_condition`, for every service whose outcome is a state or an attribute
-(relative services such as toggle or volume_up, and colours, whose shown value depends on the
-bulb's colour mode, have none). `clarify` names the slot a careful agent asks about before acting
-(a field such as "temperature", or "entity" when the request does not say which device);
+the call by `intent_condition`, from the outcomes the service's domain declares
+(twin.domains.descriptor) and the call's fields, for every service whose outcome is a state or an
+attribute (relative services such as toggle or volume_up, and colours, whose shown value depends
+on the bulb's colour mode, have none). `clarify` names the slot a careful agent asks about before
+acting (a field such as "temperature", or "entity" when the request does not say which device);
 `only_if` is a condition on the home's state at the task's start: the intent applies only if it
 holds, and otherwise the entity must be left alone. The agent can only observe entities, so
 `only_if` may not read an area's air.
@@ -33,47 +34,15 @@ from twin.conditions import compile_condition
 from twin.domains import DOMAINS
 from twin.errors import TwinError
 from twin.home import Home
-from twin.tools import POLICY_CODES
 from twin.verifier import Verifier
 
+from .errors import AgentError
 
-class TaskError(ValueError):
+
+class TaskError(AgentError, ValueError):
     """A task or intent that is malformed, or that the home cannot carry out."""
 
 
-# The state a service leaves its entity in, as a test on state(id); (None, service) for any domain.
-STATE_OUTCOMES: Mapping[tuple[str | None, str], str] = MappingProxyType(
-    {
-        (None, "turn_on"): '== "on"',
-        (None, "turn_off"): '== "off"',
-        ("climate", "turn_on"): '!= "off"',
-        ("water_heater", "turn_on"): '!= "off"',
-        ("media_player", "turn_on"): 'not in ("off", "standby")',
-        ("media_player", "media_play"): '== "playing"',
-        ("media_player", "play_media"): '== "playing"',
-        ("media_player", "media_pause"): '== "paused"',
-        ("media_player", "media_stop"): 'not in ("playing", "paused", "buffering")',
-        ("cover", "open_cover"): '== "open"',
-        ("cover", "close_cover"): '== "closed"',
-        ("valve", "open_valve"): '== "open"',
-        ("valve", "close_valve"): '== "closed"',
-        ("lock", "lock"): '== "locked"',
-        ("lock", "unlock"): '== "unlocked"',
-        ("lock", "open"): '== "open"',
-        ("vacuum", "start"): '== "cleaning"',
-        ("vacuum", "clean_spot"): '== "cleaning"',
-        ("vacuum", "pause"): '== "paused"',
-        ("vacuum", "stop"): 'in ("idle", "docked")',
-        ("vacuum", "return_to_base"): 'in ("returning", "docked")',
-    }
-)
-# Services whose outcome is a fixed attribute value.
-FIXED_OUTCOMES: Mapping[tuple[str, str], tuple[str, Any]] = MappingProxyType(
-    {
-        ("cover", "open_cover_tilt"): ("current_tilt_position", 100),
-        ("cover", "close_cover_tilt"): ("current_tilt_position", 0),
-    }
-)
 # Fields shown under their own name, with the value as given.
 SAME_NAME_FIELDS = frozenset(
     {
@@ -137,10 +106,10 @@ def _outcomes(
     if any(data.get(key) == 0 for key in OFF_AT_ZERO):
         return [(STATE, f'state({ref}) == "off"')]
     tests = []
-    state_test = STATE_OUTCOMES.get((domain, service), STATE_OUTCOMES.get((None, service)))
-    if state_test is not None:
+    declared = DOMAINS[domain]
+    if (state_test := declared.state_outcomes.get(service)) is not None:
         tests.append((STATE, f"state({ref}) {state_test}"))
-    if (fixed := FIXED_OUTCOMES.get((domain, service))) is not None:
+    if (fixed := declared.attribute_outcomes.get(service)) is not None:
         tests.append((fixed[0], f"attr({ref}, {json.dumps(fixed[0])}) == {_literal(fixed[1])}"))
     for key, value in data.items():
         if key in IGNORED_FIELDS:
@@ -312,11 +281,8 @@ class Task:
                 continue
             target = {"entity_id": intent.entity_id}
             data = dict(intent.data)
-            verdict = policy.screen(work, intent.domain, intent.service, data, target)
-            if verdict.code in POLICY_CODES:
-                raise TaskError(f"{intent.domain}.{intent.service}: {verdict.message}")
             try:
-                work.call_service(intent.domain, intent.service, data, target)
+                policy.call(work, intent.domain, intent.service, data, target)
             except TwinError as err:
                 raise TaskError(f"{intent.domain}.{intent.service}: {err}") from err
         report = verifier.step(work)

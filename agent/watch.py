@@ -24,7 +24,7 @@ from twin.errors import TwinError
 from twin.mirror import SYNC, Link, Mirror, Update
 from twin.verifier import Report, Verifier
 
-from .backends.home_assistant import HomeAssistantBackend, HomeAssistantError
+from .backends.home_assistant import HomeAssistantBackend, HomeAssistantRequestError
 
 
 async def watch_home(
@@ -100,7 +100,7 @@ def watch(conditions: tuple[str, ...], url: str, token_file: Path, once: bool) -
         held = asyncio.run(run())
     except KeyboardInterrupt:
         return
-    except (HomeAssistantError, TwinError) as err:
+    except (HomeAssistantRequestError, TwinError) as err:
         raise click.ClickException(str(err)) from None
     if once and not held:
         raise SystemExit(1)

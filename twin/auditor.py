@@ -5,6 +5,10 @@ call against a home *before* it runs and returns a `Verdict`: allowed, or a feed
 that says how to fix the call, and a penalty for RL. `Policy.verdict_for` maps the code of an error
 raised *after* execution (a `TwinError`, or a pyexec sandbox code) to the same kind of verdict.
 
+The auditor judges the call as the home resolves it (`Home.resolve`, once): refused by name first,
+then by the action each entity it reaches would receive, before the home plans the rest of it
+(so a forbidden or sensitive action is refused as such even when its data are also wrong).
+
 Penalty table (`PENALTIES`; a policy may carry its own):
 
 | code                 | penalty | when                                                           |
@@ -36,34 +40,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import voluptuous as vol
+from .domains import DEVICE_DOMAINS, domain_of
+from .errors import TwinError
+from .home import CROSS_DOMAIN, CROSS_DOMAIN_SERVICES, Home, ResolvedCall, ServiceResult
 
-from .domains import domain_of
-from .errors import (
-    EntityNotFoundError,
-    InvalidServiceDataError,
-    TwinError,
-)
-from .home import CROSS_DOMAIN, CROSS_DOMAIN_SERVICES, Home
-from .targets import Selection, select
-from .validation import TARGET_KEYS, TARGET_SCHEMA
-
-# The device domains the twin models.
-DEVICE_DOMAINS = frozenset(
-    {
-        "light",
-        "switch",
-        "fan",
-        "climate",
-        "cover",
-        "media_player",
-        "humidifier",
-        "lock",
-        "vacuum",
-        "water_heater",
-        "valve",
-    }
-)
 CROSS_DOMAIN_ACTIONS = frozenset(f"{CROSS_DOMAIN}.{service}" for service in CROSS_DOMAIN_SERVICES)
 
 # What no policy may allow: they run code, restart or stop the server, or destroy history.
@@ -203,13 +183,11 @@ class Policy:
         confirmed: bool = False,
     ) -> Verdict:
         """Judge a call before it runs: policy, sensitivity, then a dry run on a copy of `home`."""
-        verdict = self.screen(home, domain, service, data, target, confirmed)
-        if not verdict.allowed:
-            return verdict
         try:
-            home.copy().call_service(domain, service, data, target)
+            call = self._admit(home, domain, service, data, target, confirmed)
+            home.copy().apply(home.plan(call))
         except TwinError as err:
-            return self.verdict_for(err.code, str(err))
+            return self._verdict(err)
         return ALLOWED
 
     def screen(
@@ -226,33 +204,10 @@ class Policy:
         For `homeassistant.*` actions each targeted entity is judged by the action it receives
         (`homeassistant.toggle` on a garage door is `cover.toggle`).
         """
-        if code := self._refusal(domain, service):
-            return self._deny(code, self._refusal_message(code, domain, service))
-        if not isinstance(data or {}, Mapping) or not isinstance(target or {}, Mapping):
-            return self._deny("invalid_data", "data and target must be dicts")
-        fields = {**(data or {}), **(target or {})}
         try:
-            selection = _selection(home, {key: fields[key] for key in TARGET_KEYS if key in fields})
+            self._admit(home, domain, service, data, target, confirmed)
         except TwinError as err:
-            return self.verdict_for(err.code, str(err))
-        for entity_id in _entity_ids(home, selection):
-            entity_domain = entity_id.partition(".")[0]
-            action = f"{entity_domain}.{service}"
-            if domain == CROSS_DOMAIN:
-                if service not in domain_of(entity_domain).services:
-                    continue
-                if code := self._refusal(entity_domain, service):
-                    reason = self._refusal_message(code, entity_domain, service)
-                    return self._deny(
-                        code, f"{domain}.{service} runs {action} on {entity_id}: {reason}"
-                    )
-            elif entity_domain != domain:
-                continue
-            if not confirmed and self._is_sensitive(home, action, entity_id):
-                return self._deny(
-                    "sensitive_action",
-                    f"{action} on {entity_id} is sensitive: ask the user to confirm it first",
-                )
+            return self._verdict(err)
         return ALLOWED
 
     def enforce(
@@ -262,11 +217,25 @@ class Policy:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Raise ActionDeniedError unless `screen` allows the call (for executors: pyexec)."""
-        verdict = self.screen(home, domain, service, data, target)
-        if not verdict.allowed:
-            raise ActionDeniedError(verdict)
+    ) -> ResolvedCall:
+        """The call resolved, for the home to plan and apply; ActionDeniedError unless `screen`
+        allows it (for executors: pyexec)."""
+        try:
+            return self._admit(home, domain, service, data, target)
+        except TwinError as err:
+            raise ActionDeniedError(self._verdict(err)) from None
+
+    def call(
+        self,
+        home: Home,
+        domain: str,
+        service: str,
+        data: Mapping[str, Any] | None = None,
+        target: Mapping[str, Any] | None = None,
+    ) -> ServiceResult:
+        """Make the call if the policy allows it, resolving its target once (for tools): raises
+        ActionDeniedError when the policy refuses it, else the home's TwinError if it fails."""
+        return home.apply(home.plan(self._admit(home, domain, service, data, target)))
 
     def verdict_for(self, code: str, message: str) -> Verdict:
         """The verdict for an error code: a TwinError code, a feedback code or a pyexec code."""
@@ -277,6 +246,53 @@ class Policy:
 
     def _deny(self, code: str, message: str) -> Verdict:
         return Verdict(False, code, message, self.penalties[code])
+
+    def _verdict(self, err: TwinError) -> Verdict:
+        return (
+            err.verdict
+            if isinstance(err, ActionDeniedError)
+            else self.verdict_for(err.code, str(err))
+        )
+
+    def _admit(
+        self,
+        home: Home,
+        domain: str,
+        service: str,
+        data: Mapping[str, Any] | None,
+        target: Mapping[str, Any] | None,
+        confirmed: bool = False,
+    ) -> ResolvedCall:
+        """The call resolved, if the policy allows it: ActionDeniedError when it refuses the call,
+        by name or by an entity the call reaches; the home's TwinError when the target is bad."""
+        if code := self._refusal(domain, service):
+            raise ActionDeniedError(self._deny(code, self._refusal_message(code, domain, service)))
+        if not isinstance(data or {}, Mapping) or not isinstance(target or {}, Mapping):
+            raise ActionDeniedError(self._deny("invalid_data", "data and target must be dicts"))
+        call = home.resolve(domain, service, data, target)
+        for entity_id in call.selection.entity_ids(home):
+            entity_domain = entity_id.partition(".")[0]
+            action = f"{entity_domain}.{service}"
+            if domain == CROSS_DOMAIN:
+                if service not in domain_of(entity_domain).services:
+                    continue
+                if code := self._refusal(entity_domain, service):
+                    reason = self._refusal_message(code, entity_domain, service)
+                    raise ActionDeniedError(
+                        self._deny(
+                            code, f"{domain}.{service} runs {action} on {entity_id}: {reason}"
+                        )
+                    )
+            elif entity_domain != domain:
+                continue
+            if not confirmed and self._is_sensitive(home, action, entity_id):
+                raise ActionDeniedError(
+                    self._deny(
+                        "sensitive_action",
+                        f"{action} on {entity_id} is sensitive: ask the user to confirm it first",
+                    )
+                )
+        return call
 
     def _refusal(self, domain: str, service: str) -> str | None:
         """The feedback code that forbids `domain.service`, or None when the policy allows it."""
@@ -309,26 +325,6 @@ class Policy:
 
 def _is_never_allowed(name: str) -> bool:
     return name in NEVER_ALLOWED_SERVICES or name.partition(".")[0] in NEVER_ALLOWED_DOMAINS
-
-
-def _selection(home: Home, target: dict[str, Any]) -> Selection:
-    """The entities a call targets, with the home's errors for unknown ids."""
-    try:
-        selection = select(home, TARGET_SCHEMA(target))
-    except vol.Invalid as err:
-        raise InvalidServiceDataError(f"Invalid target: {err}") from None
-    for entity_id in selection.explicit:
-        if entity_id not in home.entities:
-            raise EntityNotFoundError(
-                f"Entity {entity_id} not found; list the home's entities to find its id"
-            )
-    return selection
-
-
-def _entity_ids(home: Home, selection: Selection) -> tuple[str, ...]:
-    if selection.everything:
-        return tuple(home.entities)
-    return selection.explicit + selection.indirect
 
 
 DEFAULT_POLICY = Policy()

@@ -2,23 +2,40 @@
 
 A device type lists the entities a device of that type carries, each with its Home Assistant domain,
 device class, unit, supported features (by name), capabilities (static attributes such as
-`min_temp` or `supported_color_modes`) and initial state. See `twin/device_types/README.md`.
+`min_temp` or `supported_color_modes`) and initial state; its physics parameters say what its
+devices do to a room's air beyond what their domains do. See `twin/device_types/README.md`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from .domains import DOMAINS
 from .errors import HomeDefinitionError
-from .home import Home
 from .registry import Device, EntityEntry
+
+if TYPE_CHECKING:
+    from .home import Home
+
+# What a device does for the room physics beyond its domain: a whole-home thermostat (central
+# heating or cooling), a room valve (a radiator thermostat in the central heating's place), an
+# air purifier or an exhaust fan.
+PhysicsRole = Literal["whole_home", "room_valve", "purifier", "exhaust"]
+# The domain of the entity that each physics number, and each role, acts through.
+_NUMBER_DOMAINS = {"lumens": "light", "capacity": "climate"}
+_ROLE_DOMAINS: dict[PhysicsRole, str] = {
+    "whole_home": "climate",
+    "room_valve": "climate",
+    "purifier": "fan",
+    "exhaust": "fan",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +63,15 @@ class EntitySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class DevicePhysics:
+    """A device type's parameters for the room physics; None leaves the physics' default."""
+
+    lumens: float | None = None  # a light's output at full brightness
+    capacity: float | None = None  # °C/h a climate entity heats or cools its room by
+    role: PhysicsRole | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceType:
     """A kind of device, e.g. a colour bulb or a split air conditioner."""
 
@@ -54,6 +80,7 @@ class DeviceType:
     description: str
     models: tuple[tuple[str, str], ...]
     entities: tuple[EntitySpec, ...]
+    physics: DevicePhysics = DevicePhysics()
 
     def install(
         self,
@@ -109,9 +136,7 @@ def parse_device_type(type_id: str, raw: dict[str, Any], source: str) -> DeviceT
     try:
         entities = tuple(_parse_entity(item) for item in raw["entities"])
         models = tuple((str(maker), str(model)) for maker, model in raw["models"])
-        device_type = DeviceType(
-            type_id, str(raw["category"]), str(raw.get("description", "")), models, entities
-        )
+        category, description = str(raw["category"]), str(raw.get("description", ""))
     except (KeyError, TypeError, ValueError) as err:
         raise HomeDefinitionError(f"{where}: {err!r}") from None
     if not models or not entities:
@@ -126,7 +151,8 @@ def parse_device_type(type_id: str, raw: dict[str, Any], source: str) -> DeviceT
     keys = [spec.key for spec in entities]
     if len(set(keys)) != len(keys):
         raise HomeDefinitionError(f"{where}: entity keys must be unique, got {keys}")
-    return device_type
+    physics = _parse_physics(raw.get("physics", {}), {spec.domain for spec in entities}, where)
+    return DeviceType(type_id, category, description, models, entities, physics)
 
 
 def _parse_entity(raw: dict[str, Any]) -> EntitySpec:
@@ -134,3 +160,34 @@ def _parse_entity(raw: dict[str, Any]) -> EntitySpec:
     raw["features"] = tuple(raw.get("features", ()))
     raw["state"] = str(raw.get("state", "unknown"))
     return EntitySpec(**raw)
+
+
+def _parse_physics(raw: object, domains: set[str], where: str) -> DevicePhysics:
+    """A device type's physics parameters, each valid and acting through one of its entities."""
+    known = list(DevicePhysics.__dataclass_fields__)
+    if not isinstance(raw, dict):
+        raise HomeDefinitionError(f"{where}: physics must be a mapping of {known}, got {raw!r}")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "role":
+            if not isinstance(value, str) or value not in _ROLE_DOMAINS:
+                raise HomeDefinitionError(
+                    f"{where}: physics role must be one of {list(_ROLE_DOMAINS)}, got {value!r}"
+                )
+            needs, values[key] = _ROLE_DOMAINS[value], value
+        elif key in _NUMBER_DOMAINS:
+            if not _positive(value):
+                raise HomeDefinitionError(
+                    f"{where}: physics {key} must be a number above 0, got {value!r}"
+                )
+            needs, values[key] = _NUMBER_DOMAINS[key], float(value)
+        else:
+            raise HomeDefinitionError(f"{where}: unknown physics key {key!r}; known: {known}")
+        if needs not in domains:
+            raise HomeDefinitionError(f"{where}: physics {key} {value!r} needs a {needs} entity")
+    return DevicePhysics(**values)
+
+
+def _positive(value: object) -> bool:
+    """Whether `value` is a finite number above 0 (booleans are not numbers here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf

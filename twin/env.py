@@ -10,12 +10,13 @@ home) and observes the user's instruction. Each `step` is one agent action:
   (a JSON string is its own text); a reply ends the agent's turn and, as this env has no user to
   answer it, the episode.
 
-The reward is the verifier's step reward (conditions newly met minus those broken, each 1/N) plus
-the auditor's penalty for a refused or failed action (twin.auditor.PENALTIES), so bad actions cost
-without raising. The episode terminates when every condition holds (for a task with conditions) or
-on a reply, and is truncated after `max_turns` actions. `info` carries each condition's status, the
-collateral changes, the auditor's verdict and the turn. With `seconds_per_step`, the simulation
-clock (and the room physics) moves after every action.
+The reward is twin.reward's step reward for the action: conditions newly met minus those broken
+and entities newly changed that no condition covers, each 1/N, the auditor's penalty for a refused
+or failed action (twin.auditor.PENALTIES) and CodeCheck and CodeLength for pyexec code, so bad
+actions cost without raising. The episode terminates when every condition holds (for a task with
+conditions) or on a reply, and is truncated after `max_turns` actions. `info` carries each
+condition's status, the collateral changes, the auditor's verdict and the turn. With
+`seconds_per_step`, the simulation clock (and the room physics) moves after every action.
 
 Observations and actions are `gymnasium.spaces.Text` over the Basic Multilingual Plane: JSON with
 any text in it fits, and results with characters beyond it are sent with JSON's \\u escapes.
@@ -41,11 +42,13 @@ from gymnasium.error import CustomSpaceError, ResetNeeded
 from gymnasium.spaces import Text
 from gymnasium.vector.utils import create_shared_memory
 
-from .auditor import ALLOWED, DEFAULT_POLICY, Policy
+from .auditor import DEFAULT_POLICY, Policy
 from .conditions import compile_condition
 from .home import Home
 from .homefile import load_home
-from .tools import Result, error, run_tool
+from .reward import OutcomeRecorder, step_reward
+from .surface import Result, error
+from .tools import run_tool
 from .verifier import Report, Verifier
 
 ENV_ID = "homeflow/HomeEnv-v0"
@@ -57,7 +60,7 @@ DEFAULT_MAX_TURNS = 20
 REPLY = "reply"
 NEUTRAL_PROMPT = "The home is yours to run: use the tools to act on it, then reply."
 REPLY_RESULT: Result = {"success": True, "message": "Reply sent; the turn ends."}
-_OUTSIDE_CHARSET = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+OUTSIDE_CHARSET = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
 
 HomeFactory = Callable[[int], Home]
 HomeSource = Home | str | os.PathLike[str] | Traversable | HomeFactory
@@ -179,6 +182,7 @@ class HomeEnv(gym.Env[str, str]):
             self._start = self._home.snapshot()
             Verifier(self._home, self.task.conditions)  # the conditions fit the home
         self._verifier: Verifier | None = None
+        self._report: Report | None = None
         self._turn = 0
 
     @property
@@ -203,12 +207,13 @@ class HomeEnv(gym.Env[str, str]):
         else:
             self.home.restore(self._start)
         self._verifier = Verifier(self.home, self.task.conditions)
+        self._report = self._verifier.step(self.home)
         self._turn = 0
-        return self.prompt, self._info(self._verifier.step(self.home))
+        return self.prompt, self._info(self._report)
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Take one agent action: a tool call or a reply."""
-        if self._verifier is None:
+        if self._verifier is None or self._report is None:
             raise ResetNeeded("Call reset before step")
         home = self.home
         self._turn += 1
@@ -219,12 +224,12 @@ class HomeEnv(gym.Env[str, str]):
             result = dict(REPLY_RESULT)
         else:
             result = run_tool(home, parsed.name, parsed.arguments, self.policy)
-        verdict = ALLOWED
-        if result.get("success") is False:
-            verdict = self.policy.verdict_for(result["error"]["code"], result["error"]["message"])
         if self.seconds_per_step:
             home.advance(self.seconds_per_step)
         report = self._verifier.step(home)
+        recorder = OutcomeRecorder(self._report, policy=self.policy)
+        verdict = recorder.call(parsed.name, parsed.arguments, result, report)
+        self._report = report
         replied = parsed.reply is not None
         terminated = replied or (bool(self.task.conditions) and report.done)
         truncated = not terminated and self._turn >= self.max_turns
@@ -241,7 +246,7 @@ class HomeEnv(gym.Env[str, str]):
         )
         if replied:
             info["reply"] = parsed.reply
-        return _observe(result), report.reward + verdict.penalty, terminated, truncated, info
+        return _observe(result), step_reward(recorder.outcome()), terminated, truncated, info
 
     def _info(self, report: Report) -> dict[str, Any]:
         """What the verifier says after a step: every condition, and the collateral changes."""
@@ -320,7 +325,7 @@ def _invalid(message: str) -> _Action:
 def _observe(result: Result) -> str:
     """A result as compact JSON text that fits the observation space."""
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-    if _OUTSIDE_CHARSET.search(text):
+    if OUTSIDE_CHARSET.search(text):
         text = json.dumps(result, separators=(",", ":"))
     if len(text) > MAX_OBSERVATION:
         text = json.dumps(
@@ -337,10 +342,6 @@ def _observe(result: Result) -> str:
     return text
 
 
-def register_envs() -> None:
-    """Register HomeEnv-v0 with gymnasium (the `gymnasium.envs` entry point); safe to repeat."""
-    if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="twin.env:HomeEnv")
-
-
-register_envs()
+# Importing this module registers HomeEnv-v0: `gymnasium.register_envs(twin.env)` keeps the import.
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point="twin.env:HomeEnv")

@@ -12,7 +12,6 @@ import voluptuous as vol
 from . import physics
 from .domains import DOMAINS, domain_of
 from .errors import (
-    EntityNotFoundError,
     HomeDefinitionError,
     InvalidServiceDataError,
     ServiceNotFoundError,
@@ -24,23 +23,14 @@ from .registry import Area, Device, EntityEntry, Floor
 from .room import RoomClimate
 from .service import EntityDraft, Service
 from .state import State
-from .targets import Selection, select
-from .validation import (
-    ATTR_ENTITY_ID,
-    ENTITY_MATCH_NONE,
-    TARGET_KEYS,
-    TARGET_SCHEMA,
-    entity_ids,
-    valid_entity_id,
-)
+from .targets import Selection, entity_not_found, resolve, select
+from .validation import ATTR_ENTITY_ID, TARGET_KEYS, entity_ids, valid_entity_id, validated
 
 # 2026-01-01T00:00:00Z: a fixed default start keeps every run reproducible.
 DEFAULT_START = 1767225600.0
 CROSS_DOMAIN = "homeassistant"
 CROSS_DOMAIN_SERVICES = ("turn_on", "turn_off", "toggle")
 
-# A service, the entities it acts on, and its validated data.
-Call = tuple[Service, list[EntityEntry], dict[str, Any]]
 # homeassistant.turn_on/turn_off/toggle's schema: entity ids (neither all nor none), anything else.
 CROSS_DOMAIN_SCHEMA = vol.Schema({vol.Optional(ATTR_ENTITY_ID): entity_ids}, extra=vol.ALLOW_EXTRA)
 
@@ -53,14 +43,39 @@ class ServiceResult:
     changed: tuple[State, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """A call applied entity by entity: what it did, the error to raise, and whether that error
-    came before Home Assistant could wait on anything (no entity, or a single one, was reached)."""
+@dataclass(slots=True)
+class ResolvedCall:
+    """A service call with its target resolved: the call's fields (data and target keys
+    together, as Home Assistant takes them), the entities they target, and the mode.
 
-    result: ServiceResult
+    Like Selection, Plan and Step, not frozen but never changed: every call builds them, calls
+    are the inner loop of RL, and frozen dataclasses take several times longer to build."""
+
+    domain: str
+    service: str
+    fields: dict[str, Any]
+    selection: Selection
+    strict: bool = True
+
+
+@dataclass(slots=True)
+class Step:
+    """One domain's service, the entities it acts on in the order it reaches them, and its
+    validated data; in a lenient cross-domain call, `error` is the error that this domain's call
+    raised before reaching any entity, while the other domains go ahead."""
+
+    service: Service
+    entries: list[EntityEntry]
+    data: dict[str, Any]
     error: TwinError | None = None
-    early: bool = True
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a call does, step by step, and whether it is applied atomically (strict)."""
+
+    steps: tuple[Step, ...]
+    strict: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +90,10 @@ class Snapshot:
 class Home:
     """A home that behaves like Home Assistant: registries, states and entity services.
 
-    A service call is validated completely before anything changes; a call on several entities
-    changes all of them or none (`call_service(strict=False)` acts entity by entity, as Home
-    Assistant does).
+    A service call is resolved, planned, then applied. Strict (the default), it is validated
+    completely before anything changes, and a call on several entities changes all of them or
+    none; lenient (`strict=False`), the same path does what Home Assistant does: it skips what it
+    cannot find and applies the call entity by entity.
     """
 
     def __init__(
@@ -167,7 +183,7 @@ class Home:
         try:
             return self.states[entity_id]
         except KeyError:
-            raise EntityNotFoundError(_unknown_entity(entity_id)) from None
+            raise entity_not_found(entity_id) from None
 
     def area_of(self, entity_id: str) -> str | None:
         """The area an entity is in: its own, else its device's."""
@@ -219,7 +235,7 @@ class Home:
         *,
         strict: bool = True,
     ) -> ServiceResult:
-        """Call a Home Assistant entity service, e.g. `light.turn_on`.
+        """Call a Home Assistant entity service, e.g. `light.turn_on`: resolve, plan, apply.
 
         Target keys (entity_id, device_id, area_id, floor_id) may be in `target` or in `data`, as
         Home Assistant allows. Strict (the default), the call is atomic: it raises a TwinError
@@ -252,16 +268,74 @@ class Home:
         call failed before reaching a second entity, else that of the first domain whose several
         entities failed.
         """
+        return self.apply(self.plan(self.resolve(domain, service, data, target, strict=strict)))
+
+    def resolve(
+        self,
+        domain: str,
+        service: str,
+        data: Mapping[str, Any] | None = None,
+        target: Mapping[str, Any] | None = None,
+        *,
+        strict: bool = True,
+    ) -> ResolvedCall:
+        """A call with its target resolved to entities, once: what an auditor judges, by the
+        entities it reaches, before `plan` checks the rest of it.
+
+        Strict, the target comes first (its errors before the service's); lenient, the service
+        is looked up first, as Home Assistant does.
+        """
         fields = {**(data or {}), **(target or {})}
-        if not strict:
-            return self._call_as_home_assistant(domain.lower(), service.lower(), fields)
-        selection = self._selection(domain, service, fields)
-        if domain == CROSS_DOMAIN:
-            return self._call_across_domains(service, fields, selection)
-        handler = self._service(domain, service)
-        service_data = _validate(handler.schema, _without_targets(fields), domain, service)
-        entries = self._entries(domain, handler, selection)
-        return self._apply([(handler, entries, service_data)])
+        if strict:
+            selection = resolve(self, fields, domain, service)
+            return ResolvedCall(domain, service, fields, selection, strict)
+        domain, service = domain.lower(), service.lower()
+        if domain != CROSS_DOMAIN:
+            self._service(domain, service)
+            selection = resolve(self, fields, domain, service, strict=False)
+            return ResolvedCall(domain, service, fields, selection, strict)
+        _check_cross_domain(service)
+        fields = validated(CROSS_DOMAIN_SCHEMA, fields, CROSS_DOMAIN, service)
+        return ResolvedCall(domain, service, fields, select(self, fields, strict=False), strict)
+
+    def plan(self, call: ResolvedCall) -> Plan:
+        """What a resolved call does: each service it runs, on which entities, with what data.
+
+        Raises the TwinError that the call raises before any entity changes; changes nothing.
+        """
+        if not call.selection.named:
+            raise InvalidServiceDataError(
+                f"{call.domain}.{call.service} needs a target: entity_id, device_id, area_id or "
+                "floor_id"
+            )
+        if call.domain == CROSS_DOMAIN:
+            if call.strict:
+                return self._plan_across_domains(call)
+            return self._plan_across_domains_as_home_assistant(call)
+        handler = self._service(call.domain, call.service)
+        data = validated(handler.schema, _without_targets(call.fields), call.domain, call.service)
+        if call.strict:
+            entries = self._entries(call.domain, handler, call.selection)
+        else:
+            entries = self._entries_as_home_assistant(call.domain, handler, call.selection)
+        return Plan((Step(handler, entries, data),), call.strict)
+
+    def apply(self, plan: Plan) -> ServiceResult:
+        """Carry out a plan. Strict, every entity's change is drafted first and all are committed
+        only when every one succeeded; lenient, each entity changes on its own, as in Home
+        Assistant, and the first error that Home Assistant would raise is raised afterwards."""
+        if not plan.strict:
+            return self._apply_as_home_assistant(plan)
+        states = self.states
+        drafts = []
+        for step in plan.steps:
+            handler, data = step.service.handler, step.data
+            for entry in step.entries:
+                draft = EntityDraft.of(entry, states[entry.entity_id])
+                handler(draft, data)
+                drafts.append(draft)
+        changed = [new for draft in drafts if (new := self._commit(draft)) is not None]
+        return ServiceResult(tuple([draft.entry.entity_id for draft in drafts]), tuple(changed))
 
     def _service(self, domain: str, service: str) -> Service:
         entity_domain = DOMAINS.get(domain)
@@ -283,41 +357,8 @@ class Home:
                 f"Action {domain}.{service} not found; {domain} offers: {offered}"
             ) from None
 
-    def _selection(self, domain: str, service: str, fields: dict[str, Any]) -> Selection:
-        target = {key: fields[key] for key in TARGET_KEYS if key in fields}
-        if known := self._known_entity_ids(target):
-            return Selection(known)
-        target = _validate(TARGET_SCHEMA, target, domain, service)
-        if all(ids in (ENTITY_MATCH_NONE, []) for ids in target.values()):
-            raise InvalidServiceDataError(
-                f"{domain}.{service} needs a target: entity_id, device_id, area_id or floor_id"
-            )
-        selection = select(self, target)
-        for entity_id in selection.explicit:
-            if entity_id not in self.entities:
-                raise EntityNotFoundError(_unknown_entity(entity_id))
-        return selection
-
-    def _known_entity_ids(self, target: dict[str, Any]) -> tuple[str, ...]:
-        """The common case, decided without the schema: a target of existing entity ids only.
-
-        Existing ids are valid, lower-case and comma-free, so the schema would return them as given.
-        """
-        if len(target) != 1 or ATTR_ENTITY_ID not in target:
-            return ()
-        ids = target[ATTR_ENTITY_ID]
-        if isinstance(ids, str):
-            return (ids,) if ids in self.entities else ()
-        if (
-            isinstance(ids, list)
-            and ids
-            and all(isinstance(item, str) and item in self.entities for item in ids)
-        ):
-            return tuple(dict.fromkeys(ids))
-        return ()
-
     def _entries(self, domain: str, handler: Service, selection: Selection) -> list[EntityEntry]:
-        """The entities of `domain` that the call acts on.
+        """The entities of `domain` that a strict call acts on.
 
         As in Home Assistant, an entity named by id must support the service, while those reached
         through an area, floor or device are skipped when they do not.
@@ -341,68 +382,13 @@ class Home:
                 entries.append(entry)
         return entries
 
-    def _call_across_domains(
-        self, service: str, fields: dict[str, Any], selection: Selection
-    ) -> ServiceResult:
-        """homeassistant.turn_on/turn_off/toggle: the domain's own service for each entity.
+    def _entries_as_home_assistant(
+        self, domain: str, handler: Service, selection: Selection
+    ) -> list[EntityEntry]:
+        """The entities of `domain` that a lenient call acts on, in Home Assistant's order.
 
-        Entities whose domain lacks the service are skipped, as Home Assistant skips them.
+        Ids of no entity of the domain are skipped; a named entity must support the service.
         """
-        if service not in CROSS_DOMAIN_SERVICES:
-            offered = ", ".join(CROSS_DOMAIN_SERVICES)
-            raise ServiceNotFoundError(
-                f"Action {CROSS_DOMAIN}.{service} not found; the twin offers: {offered}"
-            )
-        entity_ids = (
-            list(self.entities)
-            if selection.everything
-            else [
-                *selection.explicit,
-                *selection.indirect,
-            ]
-        )
-        by_domain: dict[str, list[EntityEntry]] = {}
-        for entity_id in entity_ids:
-            entry = self.entities[entity_id]
-            by_domain.setdefault(entry.domain, []).append(entry)
-        data = _without_targets(fields)
-        calls = []
-        for domain, entries in sorted(by_domain.items()):
-            handler = domain_of(domain).services.get(service)
-            if handler is None:
-                continue
-            supported = [entry for entry in entries if handler.supported_by(entry)]
-            calls.append((handler, supported, _validate(handler.schema, data, domain, service)))
-        return self._apply(calls)
-
-    # --- acting as Home Assistant does (strict=False) ------------------------------------------
-
-    def _call_as_home_assistant(
-        self, domain: str, service: str, fields: dict[str, Any]
-    ) -> ServiceResult:
-        if domain == CROSS_DOMAIN:
-            return self._call_across_domains_as_home_assistant(service, fields)
-        outcome = self._entity_call_as_home_assistant(domain, service, fields)
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.result
-
-    def _entity_call_as_home_assistant(
-        self, domain: str, service: str, fields: dict[str, Any]
-    ) -> _Outcome:
-        """One domain's service, entity by entity, as Home Assistant's entity_service_call.
-
-        Raises what Home Assistant raises before any entity is reached.
-        """
-        handler = self._service(domain, service)
-        target = {key: fields[key] for key in TARGET_KEYS if key in fields}
-        if not target:
-            raise InvalidServiceDataError(
-                f"{domain}.{service} needs a target: entity_id, device_id, area_id or floor_id"
-            )
-        target = _validate(TARGET_SCHEMA, target, domain, service)
-        service_data = _validate(handler.schema, _without_targets(fields), domain, service)
-        selection = select(self, target, strict=False)
         if selection.everything:
             candidates: Iterable[str] = [
                 entity_id for entity_id, entry in self.entities.items() if entry.domain == domain
@@ -420,20 +406,7 @@ class Home:
                 raise ServiceNotSupportedError(
                     f"Entity {entity_id} does not support action {domain}.{handler.name}"
                 )
-        applied: list[str] = []
-        changed: list[State] = []
-        error: TwinError | None = None
-        for entry in entries:
-            draft = EntityDraft.of(entry, self.states[entry.entity_id])
-            try:
-                handler.handler(draft, service_data)
-            except TwinError as err:
-                error = error or err
-                continue
-            applied.append(entry.entity_id)
-            if (new := self._commit(draft)) is not None:
-                changed.append(new)
-        return _Outcome(ServiceResult(tuple(applied), tuple(changed)), error, len(entries) < 2)
+        return entries
 
     def _home_assistant_order(self, domain: str, referenced: set[str]) -> set[str]:
         """Home Assistant's list of the entities to call: `referenced.intersection(entities)`,
@@ -444,64 +417,81 @@ class Home:
                 ordered.add(entity_id)
         return ordered
 
-    def _call_across_domains_as_home_assistant(
-        self, service: str, fields: dict[str, Any]
-    ) -> ServiceResult:
-        """homeassistant.turn_on/turn_off/toggle as Home Assistant's homeassistant integration."""
-        if service not in CROSS_DOMAIN_SERVICES:
-            offered = ", ".join(CROSS_DOMAIN_SERVICES)
-            raise ServiceNotFoundError(
-                f"Action {CROSS_DOMAIN}.{service} not found; the twin offers: {offered}"
-            )
-        fields = _validate(CROSS_DOMAIN_SCHEMA, fields, CROSS_DOMAIN, service)
-        selection = select(self, fields, strict=False)
-        referenced = sorted({*selection.explicit, *selection.indirect})
-        outcomes = []
-        for domain, ids in itertools.groupby(referenced, lambda eid: eid.partition(".")[0]):
-            entity_domain = DOMAINS.get(domain)
-            if entity_domain is None or service not in entity_domain.services:
+    def _plan_across_domains(self, call: ResolvedCall) -> Plan:
+        """homeassistant.turn_on/turn_off/toggle, strict: the domain's own service for each
+        entity, on every entity that supports it; domains without the service are skipped, as
+        Home Assistant skips them."""
+        _check_cross_domain(call.service)
+        by_domain: dict[str, list[EntityEntry]] = {}
+        for entity_id in call.selection.entity_ids(self):
+            entry = self.entities[entity_id]
+            by_domain.setdefault(entry.domain, []).append(entry)
+        data = _without_targets(call.fields)
+        steps = []
+        for domain, entries in sorted(by_domain.items()):
+            handler = domain_of(domain).services.get(call.service)
+            if handler is None:
                 continue
+            supported = [entry for entry in entries if handler.supported_by(entry)]
+            valid = validated(handler.schema, data, domain, call.service)
+            steps.append(Step(handler, supported, valid))
+        return Plan(tuple(steps), strict=True)
+
+    def _plan_across_domains_as_home_assistant(self, call: ResolvedCall) -> Plan:
+        """homeassistant.turn_on/turn_off/toggle, lenient: a call per domain with the service,
+        naming its entities by id; a domain whose call fails before reaching an entity keeps its
+        error as its step, for `apply` to weigh against the others'."""
+        referenced = sorted({*call.selection.explicit, *call.selection.indirect})
+        steps = []
+        for domain, ids in itertools.groupby(referenced, lambda eid: eid.partition(".")[0]):
+            handler = domain_of(domain).services.get(call.service)
+            if handler is None:
+                continue
+            fields = {**call.fields, ATTR_ENTITY_ID: list(ids)}
             try:
-                outcome = self._entity_call_as_home_assistant(
-                    domain, service, {**fields, ATTR_ENTITY_ID: list(ids)}
-                )
+                (step,) = self.plan(self.resolve(domain, call.service, fields, strict=False)).steps
             except TwinError as err:
-                outcome = _Outcome(ServiceResult((), ()), err)
-            outcomes.append(outcome)
-        errors = [(outcome.error, outcome.early) for outcome in outcomes if outcome.error]
+                step = Step(handler, [], {}, err)
+            steps.append(step)
+        return Plan(tuple(steps), strict=False)
+
+    def _apply_as_home_assistant(self, plan: Plan) -> ServiceResult:
+        """Each entity takes the call on its own; then the first error to happen is raised: a
+        step's that failed before reaching a second entity, else the first step's that failed."""
+        applied: list[str] = []
+        changed: list[State] = []
+        errors: list[tuple[TwinError, bool]] = []
+        for step in plan.steps:
+            error = step.error
+            if error is None:
+                for entry in step.entries:
+                    draft = EntityDraft.of(entry, self.states[entry.entity_id])
+                    try:
+                        step.service.handler(draft, step.data)
+                    except TwinError as err:
+                        error = error or err
+                        continue
+                    applied.append(entry.entity_id)
+                    if (new := self._commit(draft)) is not None:
+                        changed.append(new)
+            if error is not None:
+                errors.append((error, step.error is not None or len(step.entries) < 2))
         if errors:
             raise next((error for error, early in errors if early), errors[0][0])
-        return ServiceResult(
-            tuple(eid for outcome in outcomes for eid in outcome.result.entity_ids),
-            tuple(state for outcome in outcomes for state in outcome.result.changed),
-        )
-
-    def _apply(
-        self, calls: Iterable[tuple[Service, list[EntityEntry], dict[str, Any]]]
-    ) -> ServiceResult:
-        """Apply every call to drafts first; commit only when all of them succeeded."""
-        drafts = []
-        for handler, entries, data in calls:
-            for entry in entries:
-                draft = EntityDraft.of(entry, self.states[entry.entity_id])
-                handler.handler(draft, data)
-                drafts.append(draft)
-        changed = tuple(new for draft in drafts if (new := self._commit(draft)) is not None)
-        return ServiceResult(tuple(draft.entity_id for draft in drafts), changed)
+        return ServiceResult(tuple(applied), tuple(changed))
 
     def _commit(self, draft: EntityDraft) -> State | None:
         """Write a draft as the entity's new state; None when nothing visible or hidden changed."""
-        old = self.states[draft.entity_id]
+        entity_id = draft.entry.entity_id
+        old = self.states[entity_id]
         same_state = draft.state == old.state
         same_attributes = draft.attributes == old.attributes
         if same_state and same_attributes and draft.hidden == old.hidden:
             return None
         changed_at = old.last_changed if same_state else self.now
         updated_at = old.last_updated if same_state and same_attributes else self.now
-        new = State(
-            draft.entity_id, draft.state, draft.attributes, changed_at, updated_at, draft.hidden
-        )
-        self.states[draft.entity_id] = new
+        new = State(entity_id, draft.state, draft.attributes, changed_at, updated_at, draft.hidden)
+        self.states[entity_id] = new
         return None if same_state and same_attributes else new
 
 
@@ -527,13 +517,9 @@ def _without_targets(fields: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _validate(schema: Any, data: dict[str, Any], domain: str, service: str) -> dict[str, Any]:
-    try:
-        validated: dict[str, Any] = schema(data)
-    except vol.Invalid as err:
-        raise InvalidServiceDataError(f"Invalid data for {domain}.{service}: {err}") from None
-    return validated
-
-
-def _unknown_entity(entity_id: str) -> str:
-    return f"Entity {entity_id} not found; list the home's entities to find its id"
+def _check_cross_domain(service: str) -> None:
+    if service not in CROSS_DOMAIN_SERVICES:
+        offered = ", ".join(CROSS_DOMAIN_SERVICES)
+        raise ServiceNotFoundError(
+            f"Action {CROSS_DOMAIN}.{service} not found; the twin offers: {offered}"
+        )

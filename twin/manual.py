@@ -4,10 +4,11 @@ The services are those of the entity's domain that its supported_features allow.
 range and options are read from the service's voluptuous schema (once per service, at import):
 vol.Coerce gives the type, vol.Range and vol.Clamp the range, the twin's Numeric both, vol.In the
 options, vol.Exclusive and vol.Inclusive the groups; colour tuples (light's `_color`, over
-`channels`) are read from their closure variables. The entity's capabilities then narrow them: a
-thermostat's min_temp..max_temp and target_temp_step, a light's colour temperature range and
-effect_list, a fan's percentage_step, the mode lists of climate, fans, humidifiers, media players,
-vacuums and water heaters. Fields that Home Assistant's services.yaml filters out for the entity
+`channels`) are read from their closure variables. The entity's capabilities then narrow them, as
+its domain's module declares (twin.domains.descriptor.FieldNotes): a thermostat's
+min_temp..max_temp and target_temp_step, a light's colour temperature range and effect_list, a
+fan's percentage_step, the mode lists of climate, fans, humidifiers, media players, vacuums and
+water heaters. Fields that Home Assistant's services.yaml filters out for the entity
 (colour fields of a white bulb, transition without the feature) are left out. Where no range
 exists, the description says what a value means.
 """
@@ -15,14 +16,15 @@ exists, the description says what a value means.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import voluptuous as vol
 
-from .domains import DOMAINS, climate, cover, domain_of, fan, humidifier, light, water_heater
+from .domains import DOMAINS, climate, domain_of
+from .domains.descriptor import CapabilityRange, FieldNotes
 from .home import Home
 from .registry import EntityEntry
 from .service import Service
@@ -123,128 +125,8 @@ UNITS: Mapping[str, str] = MappingProxyType(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CapabilityRange:
-    """Capabilities that bound a field, with the domain's defaults when the entity lacks them."""
-
-    low: str | None = None
-    high: str | None = None
-    default_low: float | None = None
-    default_high: float | None = None
-    step: str | None = None
-
-
-_CLIMATE_TEMPERATURE = CapabilityRange(
-    "min_temp",
-    "max_temp",
-    climate.DEFAULT_MIN_TEMP,
-    climate.DEFAULT_MAX_TEMP,
-    "target_temp_step",
-)
-RANGES: Mapping[tuple[str, str], CapabilityRange] = MappingProxyType(
-    {
-        ("climate", "temperature"): _CLIMATE_TEMPERATURE,
-        ("climate", "target_temp_low"): _CLIMATE_TEMPERATURE,
-        ("climate", "target_temp_high"): _CLIMATE_TEMPERATURE,
-        ("climate", "humidity"): CapabilityRange(
-            "min_humidity",
-            "max_humidity",
-            climate.DEFAULT_MIN_HUMIDITY,
-            climate.DEFAULT_MAX_HUMIDITY,
-            "target_humidity_step",
-        ),
-        ("humidifier", "humidity"): CapabilityRange(
-            "min_humidity",
-            "max_humidity",
-            humidifier.DEFAULT_MIN_HUMIDITY,
-            humidifier.DEFAULT_MAX_HUMIDITY,
-        ),
-        ("water_heater", "temperature"): CapabilityRange(
-            "min_temp",
-            "max_temp",
-            water_heater.DEFAULT_MIN_TEMP,
-            water_heater.DEFAULT_MAX_TEMP,
-            "target_temp_step",
-        ),
-        ("light", "color_temp_kelvin"): CapabilityRange(
-            "min_color_temp_kelvin",
-            "max_color_temp_kelvin",
-            light.DEFAULT_MIN_KELVIN,
-            light.DEFAULT_MAX_KELVIN,
-        ),
-        ("fan", "percentage"): CapabilityRange(step=fan.ATTR_PERCENTAGE_STEP),
-    }
-)
-# The capability that lists a field's options; an entity without it has none.
-OPTION_LISTS: Mapping[tuple[str, str], str] = MappingProxyType(
-    {
-        ("climate", "hvac_mode"): "hvac_modes",
-        ("climate", "fan_mode"): "fan_modes",
-        ("climate", "preset_mode"): "preset_modes",
-        ("climate", "swing_mode"): "swing_modes",
-        ("climate", "swing_horizontal_mode"): "swing_horizontal_modes",
-        ("light", "effect"): "effect_list",
-        ("fan", "preset_mode"): fan.ATTR_PRESET_MODES,
-        ("cover", "speed"): cover.ATTR_SUPPORTED_SPEEDS,
-        ("humidifier", "mode"): humidifier.ATTR_AVAILABLE_MODES,
-        ("media_player", "source"): "source_list",
-        ("media_player", "sound_mode"): "sound_mode_list",
-        ("vacuum", "fan_speed"): "fan_speed_list",
-        ("water_heater", "operation_mode"): water_heater.ATTR_OPERATION_LIST,
-    }
-)
-# Options a domain's handler checks against a fixed list.
-FIXED_OPTIONS: Mapping[tuple[str, str], tuple[str, ...]] = MappingProxyType(
-    {
-        ("fan", "direction"): fan.DIRECTIONS,
-        ("light", "profile"): tuple(light.PROFILES),
-    }
-)
-
-
-def _modes(entry: EntityEntry) -> frozenset[str]:
-    return frozenset(entry.capabilities.get("supported_color_modes") or ())
-
-
-def _has_mode(modes: Iterable[str]) -> Callable[[EntityEntry], bool]:
-    """A light filter of services.yaml: the light supports one of `modes`."""
-    wanted = frozenset(modes)
-    return lambda entry: not wanted.isdisjoint(_modes(entry))
-
-
-def _has_feature(feature: int) -> Callable[[EntityEntry], bool]:
-    """A feature filter of services.yaml: the entity has the feature."""
-    return lambda entry: entry.supported_features & feature == feature
-
-
-_BRIGHTNESS = _has_mode(light.COLOR_MODES_BRIGHTNESS)
-_COLOR = _has_mode(light.COLOR_MODES_COLOR)
-# Which optional fields apply to an entity, after Home Assistant's services.yaml `filter`s.
-FIELD_FILTERS: Mapping[tuple[str, str], Callable[[EntityEntry], bool]] = MappingProxyType(
-    {
-        ("light", "transition"): _has_feature(light.TRANSITION),
-        ("light", "flash"): _has_feature(light.FLASH),
-        ("light", "effect"): _has_feature(light.EFFECT),
-        ("light", "brightness"): _BRIGHTNESS,
-        ("light", "brightness_pct"): _BRIGHTNESS,
-        ("light", "brightness_step"): _BRIGHTNESS,
-        ("light", "brightness_step_pct"): _BRIGHTNESS,
-        ("light", "color_temp_kelvin"): _has_mode(light.COLOR_MODES_COLOR | {light.COLOR_TEMP}),
-        ("light", "color_name"): _COLOR,
-        ("light", "hs_color"): _COLOR,
-        ("light", "rgb_color"): _COLOR,
-        ("light", "rgbw_color"): _COLOR,
-        ("light", "rgbww_color"): _COLOR,
-        ("light", "xy_color"): _COLOR,
-        ("light", "white"): _has_mode({light.WHITE}),
-        ("climate", "temperature"): _has_feature(climate.TARGET_TEMPERATURE),
-        ("climate", "target_temp_low"): _has_feature(climate.TARGET_TEMPERATURE_RANGE),
-        ("climate", "target_temp_high"): _has_feature(climate.TARGET_TEMPERATURE_RANGE),
-        ("fan", "percentage"): _has_feature(fan.SET_SPEED),
-        ("fan", "preset_mode"): _has_feature(fan.PRESET_MODE),
-        ("cover", "speed"): _has_feature(cover.SPEED),
-    }
-)
+# What the manual says of a field its domain has no notes on: only what its schema says.
+_NO_NOTES = FieldNotes()
 # Services with this many fields or more name an earlier service with the same fields.
 SHARED_FIELDS = 3
 # The order of a field's keys in the manual.
@@ -310,12 +192,12 @@ def _service_manual(
 
     Fields that repeat an earlier service's (light toggle's are turn_on's) are named, not repeated.
     """
-    domain = entry.domain
+    notes = domain_of(entry.domain).fields
     specs = [
         spec
-        for spec in FIELDS[domain, service.name]
+        for spec in FIELDS[entry.domain, service.name]
         if spec.required
-        or (applies := FIELD_FILTERS.get((domain, spec.name))) is None
+        or (applies := notes.get(spec.name, _NO_NOTES).applies) is None
         or applies(entry)
     ]
     manual: dict[str, Any] = {"description": service.description}
@@ -347,20 +229,20 @@ def _groups(specs: Sequence[FieldSpec], kind: str) -> list[list[str]]:
 
 def _field_manual(entry: EntityEntry, spec: FieldSpec) -> dict[str, Any]:
     """A field as this entity takes it: the schema's limits narrowed by its capabilities."""
-    key = (entry.domain, spec.name)
+    notes = domain_of(entry.domain).fields.get(spec.name, _NO_NOTES)
     caps = entry.capabilities
     field: dict[str, Any] = {**spec.accepts, "required": spec.required}
-    if (bounds := RANGES.get(key)) is not None:
-        _narrow(field, caps, bounds)
-    if (options_key := OPTION_LISTS.get(key)) is not None:
-        field["options"] = list(caps.get(options_key) or ())
-    elif key in FIXED_OPTIONS:
-        field["options"] = list(FIXED_OPTIONS[key])
+    if notes.bounds is not None:
+        _narrow(field, caps, notes.bounds)
+    if notes.options_from is not None:
+        field["options"] = list(caps.get(notes.options_from) or ())
+    elif notes.options:
+        field["options"] = list(notes.options)
     if (unit := UNITS.get(spec.name)) is not None:
         field["unit"] = unit
-    if key == ("lock", "code") and (code_format := caps.get("code_format")) is not None:
+    if notes.pattern_from is not None and (pattern := caps.get(notes.pattern_from)) is not None:
         field["required"] = True
-        field["pattern"] = code_format
+        field["pattern"] = pattern
     ordered = {name: field[name] for name in _KEY_ORDER if name in field}
     if (description := DESCRIPTIONS.get(spec.name)) is not None:
         ordered["description"] = description

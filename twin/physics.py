@@ -11,7 +11,8 @@ step size makes it overshoot or oscillate.
 
 Ventilation, in air changes per hour:
     n = INFILTRATION_ACH + WINDOW_ACH * sum(window openings) + EXHAUST_M3_H / V * (exhaust fans on)
-where a window's opening is its cover's position / 100 (device class window).
+where a window's opening is its cover's position / 100 (device class window) and an exhaust fan is
+a fan entity of a device type with the physics role exhaust.
 
 Temperature T (°C), towards the outdoor T_o:
     dT/dt = k (T_o - T) + W (P_people + P_lights + P_sun)
@@ -33,16 +34,16 @@ to about 9 hours.
 Then each climate entity that conditions the room and heats (heat, heat_cool, auto, below its
 target or range) or cools (cool, heat_cool, auto, above it) moves T towards its target by at most
 its capacity * dt and never past it. A climate entity conditions its own area. A whole-home
-thermostat (device types WHOLE_HOME_TYPES: central heating or cooling, with a radiator or vent in
+thermostat (physics role whole_home: central heating or cooling, with a radiator or vent in
 every room) also conditions, at its full capacity in each, every indoor area whose radiator no
-radiator thermostat of its own governs (ROOM_VALVE_TYPES): such an area is served by the whole-home
+radiator thermostat of its own governs (role room_valve): such an area is served by the whole-home
 thermostats on its floor (a zone per floor), or by all of the home's when its floor has none or it
 has no floor (one zone). A room's own split AC, portable AC or heat pump works beside them (each
 moves the room towards its own target, never past it), so a room whose AC is off is still heated
 by the central heating; a room with a radiator thermostat is left to it. The
 thermostat's own current_temperature and hvac_action still read only its own area. The capacity,
-in °C/h, is the entity's `capacity` capability when it has one, else CAPACITY_BY_TYPE for its
-device type, else DEFAULT_CAPACITY.
+in °C/h, is the entity's `capacity` capability when it has one, else its device type's physics
+`capacity`, else DEFAULT_CAPACITY.
 
 Humidity, as absolute humidity a (g/m³) so that it follows temperature; relative humidity is
     RH = 100 a / a_s(T),  a_s(T) = 216.7 e_s(T) / (273.15 + T),
@@ -56,13 +57,14 @@ Above saturation the water condenses: a <= a_s(T).
 
 CO2 (ppm): dC/dt = n (OUTDOOR_CO2 - C) + OCCUPANTS * PERSON_CO2_M3_H / V * 1e6.
 PM2.5 (µg/m³): dP/dt = n (OUTDOOR_PM25 - P) - (PM25_DEPOSITION + r) P, where air purifiers (fan
-entities of device type air_purifier) clean r = PURIFIER_CADR_M3_H / V * speed.
+entities of a device type with the physics role purifier) clean r = PURIFIER_CADR_M3_H / V * speed.
 
 Illuminance (lx), at the end of each advance: daylight plus lamps,
     E = DAYLIGHT_FACTOR * 100000 sin(h) (1 - 0.75 c) * s_light
         + LIGHT_UTILISATION / ROOM_AREA_M2 * sum(lumens * brightness / 255)
-with s_light = SHADED_DAYLIGHT + (1 - SHADED_DAYLIGHT) f and lumens LUMENS_BY_TYPE by device type
-(DEFAULT_LUMENS otherwise). An outdoor area has all the daylight: DAYLIGHT_FACTOR * s_light is 1.
+with s_light = SHADED_DAYLIGHT + (1 - SHADED_DAYLIGHT) f and lumens the device type's physics
+`lumens` (DEFAULT_LUMENS otherwise). An outdoor area has all the daylight: DAYLIGHT_FACTOR *
+s_light is 1.
 
 Devices with a clock: a water heater that is on heats its tank towards its target at
 WATER_HEATING_K_H (by operation mode) and the tank loses heat to the room with a time constant of
@@ -72,6 +74,9 @@ CLEANING_CYCLE_SECONDS after it started or resumed (a real robot's run; the demo
 cover `opening` or `closing` travels to fully open or closed at COVER_PERCENT_PER_SECOND (the demo
 cover), and a valve gets there VALVE_SECONDS after it set off (the demo valve). These changes
 happen at their moment: the physics runs up to it, the state changes then, and the physics runs on.
+
+A device type's physics parameters (lumens, capacity, role) are declared in its YAML
+(`twin/device_types/`, read by `twin.catalog`); a device of no catalog type gets the defaults.
 
 Readings are written once, at the end of an advance: sensors of device class temperature, humidity,
 illuminance, carbon_dioxide and pm25 in an area show its value with as many decimals as their state
@@ -88,6 +93,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .catalog import DevicePhysics, load_catalog
 from .domains import climate, cover, humidifier, vacuum, valve, water_heater
 from .errors import InvalidServiceDataError
 from .outdoor import Outdoor
@@ -136,14 +142,6 @@ SHADING_CLASSES = frozenset({"blind", "shade", "curtain", "shutter", "awning"})
 LIGHT_UTILISATION = 0.6
 LUMENS_PER_WATT = 90.0
 DEFAULT_LUMENS = 800.0
-LUMENS_BY_TYPE = {
-    "onoff_light": 1500.0,
-    "rgbw_led_strip": 1000.0,
-    "rgbcct_led_controller": 1500.0,
-    "rgb_light_bars": 500.0,
-    "ceiling_panel": 2800.0,
-    "ceiling_fan_with_light": 1500.0,
-}
 
 # Moisture, in grams of water per hour.
 PERSON_MOISTURE_G_H = 50.0
@@ -159,8 +157,6 @@ PERSON_CO2_M3_H = 0.018
 OUTDOOR_PM25 = 8.0
 PM25_DEPOSITION = 0.2
 PURIFIER_CADR_M3_H = 250.0
-AIR_PURIFIER_TYPES = frozenset({"air_purifier"})
-EXHAUST_FAN_TYPES = frozenset({"bathroom_exhaust_fan"})
 # How fast a fan in a preset runs, as a share of full speed.
 PRESET_SPEEDS = {"sleep": 0.25}
 DEFAULT_PRESET_SPEED = 0.5
@@ -172,17 +168,6 @@ DEFAULT_PRESET_SPEED = 0.5
 # full sun (the extremes of the built-in cities' weather), so every device holds its target.
 CAPACITY = "capacity"
 DEFAULT_CAPACITY = 6.0
-CAPACITY_BY_TYPE = {
-    "split_air_conditioner": 8.0,
-    "heat_pump": 8.0,
-    "smart_thermostat": 6.0,
-    "radiator_thermostat": 5.0,
-    "portable_air_conditioner": 4.0,
-}
-# Whole-home thermostats: central heating or cooling with a radiator or vent in every room.
-WHOLE_HOME_TYPES = frozenset({"smart_thermostat"})
-# Room thermostats that govern the room's radiator of the central heating, in its place.
-ROOM_VALVE_TYPES = frozenset({"radiator_thermostat"})
 
 # Hot-water tanks.
 TANK_TEMPERATURE = "tank_temperature"
@@ -291,6 +276,9 @@ def _build_index(home: Home) -> _Index:
     timers: list[str] = []
     whole_home: list[tuple[str | None, tuple[str, float]]] = []  # floor, (entity id, capacity)
     valved: set[str | None] = set()  # the areas whose radiator a room thermostat governs
+    kinds = {
+        device_id: type_physics(device.device_type) for device_id, device in home.devices.items()
+    }
     for entity_id, entry in home.entities.items():
         domain = entry.domain
         area_id = home.area_of(entity_id)
@@ -298,40 +286,31 @@ def _build_index(home: Home) -> _Index:
             timers.append(entity_id)
         if domain == "water_heater":
             tanks.append((entity_id, positions.get(area_id or "", -1)))
-        device = home.devices.get(entry.device_id or "")
-        device_type = device.device_type if device is not None else None
-        if domain == "climate" and device_type in ROOM_VALVE_TYPES:
+        kind = kinds.get(entry.device_id or "", _NO_PHYSICS)
+        if domain == "climate" and kind.role == "room_valve":
             valved.add(area_id)
-        if domain == "climate" and device_type in WHOLE_HOME_TYPES:
+        if domain == "climate" and kind.role == "whole_home":
             area = home.areas.get(area_id or "")
             floor_id = area.floor_id if area is not None else None
-            whole_home.append((floor_id, (entity_id, _capacity(entry, device_type))))
+            whole_home.append((floor_id, (entity_id, _capacity(entry, kind))))
         parts = by_area.get(area_id or "")
         if parts is None:
             continue
         if domain in GAUGE_DOMAINS:
             parts["gauges"].append(entity_id)
         if domain == "climate":
-            parts["climates"].append((entity_id, _capacity(entry, device_type)))
+            parts["climates"].append((entity_id, _capacity(entry, kind)))
         elif domain == "humidifier":
             parts["humidifiers"].append((entity_id, entry.device_class == "dehumidifier"))
         elif domain == "fan":
-            role = (
-                "purifier"
-                if device_type in AIR_PURIFIER_TYPES
-                else "exhaust"
-                if device_type in EXHAUST_FAN_TYPES
-                else "mixing"
-            )
+            role = kind.role if kind.role in ("purifier", "exhaust") else "mixing"
             parts["fans"].append((entity_id, role))
         elif domain == "cover" and entry.device_class == "window":
             parts["windows"].append(entity_id)
         elif domain == "cover" and entry.device_class in SHADING_CLASSES:
             parts["shades"].append(entity_id)
         elif domain == "light":
-            parts["lights"].append(
-                (entity_id, LUMENS_BY_TYPE.get(device_type or "", DEFAULT_LUMENS))
-            )
+            parts["lights"].append((entity_id, full_lumens(kind)))
         elif domain == "sensor" and entry.device_class in READINGS:
             value, decimals = READINGS[entry.device_class]
             convert = None
@@ -363,11 +342,25 @@ def _build_index(home: Home) -> _Index:
     )
 
 
-def _capacity(entry: EntityEntry, device_type: str | None) -> float:
+_NO_PHYSICS = DevicePhysics()
+
+
+def type_physics(device_type: str | None) -> DevicePhysics:
+    """A device type's physics parameters; the defaults for no type or one the catalog lacks."""
+    kind = load_catalog().get(device_type or "")
+    return kind.physics if kind is not None else _NO_PHYSICS
+
+
+def full_lumens(kind: DevicePhysics) -> float:
+    """A light's output at full brightness: its device type's, else DEFAULT_LUMENS."""
+    return kind.lumens if kind.lumens is not None else DEFAULT_LUMENS
+
+
+def _capacity(entry: EntityEntry, kind: DevicePhysics) -> float:
     """A climate entity's capacity, °C/h: its own, else its device type's, else the default."""
     capacity = _number(entry.capabilities.get(CAPACITY), None)
     if capacity is None or capacity <= 0:
-        return CAPACITY_BY_TYPE.get(device_type or "", DEFAULT_CAPACITY)
+        return kind.capacity if kind.capacity is not None else DEFAULT_CAPACITY
     return capacity
 
 

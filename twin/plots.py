@@ -10,26 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .domains import DOMAINS, domain_of
 from .home import Home
 from .registry import Floor
-
-# One colour per entity domain, so that the same kind of device looks the same everywhere.
-DOMAIN_COLORS = {
-    "light": "#f2c14e",
-    "switch": "#8d99ae",
-    "fan": "#4ea8de",
-    "climate": "#e76f51",
-    "cover": "#6a994e",
-    "media_player": "#9d4edd",
-    "humidifier": "#48cae4",
-    "lock": "#343a40",
-    "vacuum": "#b08968",
-    "water_heater": "#d62828",
-    "valve": "#2a9d8f",
-    "sensor": "#adb5bd",
-    "binary_sensor": "#ced4da",
-}
-
 
 # States in which a device is doing nothing.
 OFF_STATES = frozenset({"off", "closed", "locked", "docked", "idle", "standby", "unknown"})
@@ -66,7 +49,7 @@ def plot_home(home: Home, path: Path) -> None:
         axis.set_aspect("equal")
         axis.axis("off")
         axis.set_title(floor.name if floor else "Home")
-    legend = [Patch(color=color, label=domain) for domain, color in DOMAIN_COLORS.items()]
+    legend = [Patch(color=domain.color, label=name) for name, domain in DOMAINS.items()]
     figure.legend(handles=legend, loc="lower center", ncol=7, fontsize=8, frameon=False)
     figure.suptitle(f"{home.name}: {len(home.areas)} rooms, {len(home.devices)} devices")
     figure.savefig(path, dpi=110, bbox_inches="tight")
@@ -89,7 +72,7 @@ def _draw_devices(axis: Any, home: Home, area_id: str, x: float, y: float, width
             x,
             row_y,
             s=22,
-            color=DOMAIN_COLORS.get(entity_id.partition(".")[0], "black"),
+            color=domain_of(entity_id.partition(".")[0]).color,
             edgecolors="black" if on else "none",
             linewidths=0.9,
         )

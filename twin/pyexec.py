@@ -807,11 +807,14 @@ class _Run:
         self.guards.check_text((data, target, fields))  # copied next; the home's errors quote it
         call = _service_call(domain, service, data, target, fields)
         self.calls.append(call)
-        if self.auditor is not None:
-            self.auditor.enforce(self.home, call.domain, call.service, call.data, call.target)
+        arguments = (call.domain, call.service, call.data, call.target)
+        audited = None if self.auditor is None else self.auditor.enforce(self.home, *arguments)
         if self.saved is None:
             self.saved = self.home.snapshot()
-        self.home.call_service(call.domain, call.service, call.data, call.target)
+        if audited is None:
+            self.home.call_service(*arguments)
+        else:
+            self.home.apply(self.home.plan(audited))
 
     def state(self, entity_id: str) -> str:
         """The entity's state string."""

@@ -1,8 +1,9 @@
-"""What a domain's service is: its data schema, the features it needs, and what it does."""
+"""What a domain's service is: its data schema, the features it needs, and what it does
+(the domain itself is twin.domains.descriptor's)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,32 +76,6 @@ class Service:
             return True
         features = entry.supported_features
         return any(features & needed == needed for needed in self.required_features)
-
-
-@dataclass(frozen=True, slots=True)
-class Domain:
-    """An entity domain: its services and its feature flags (named as in Home Assistant)."""
-
-    name: str
-    services: Mapping[str, Service]
-    features: Mapping[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def of(
-        cls, name: str, services: Iterable[Service], features: Mapping[str, int] | None = None
-    ) -> Domain:
-        """A domain from a list of its services."""
-        return cls(name, {service.name: service for service in services}, dict(features or {}))
-
-    def feature_flags(self, names: Iterable[str]) -> int:
-        """The supported_features bit mask for feature names such as `set_position`."""
-        mask = 0
-        for name in names:
-            if name not in self.features:
-                known = ", ".join(sorted(self.features)) or "none"
-                raise KeyError(f"{self.name} has no feature {name!r}; known: {known}")
-            mask |= self.features[name]
-        return mask
 
 
 def check_range(entity: EntityDraft, quantity: str, value: float, low: float, high: float) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import TargetNotFoundError
+from .errors import EntityNotFoundError, TargetNotFoundError
 from .validation import (
     ATTR_AREA_ID,
     ATTR_DEVICE_ID,
@@ -14,24 +15,60 @@ from .validation import (
     ATTR_LABEL_ID,
     ENTITY_MATCH_ALL,
     ENTITY_MATCH_NONE,
+    TARGET_KEYS,
+    TARGET_SCHEMA,
     ensure_list,
+    validated,
 )
 
 if TYPE_CHECKING:
     from .home import Home
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Selection:
     """The entities a target names: `explicit` ones by entity id, `indirect` ones through an area,
-    floor or device. `everything` is `entity_id: all`."""
+    floor or device. `everything` is `entity_id: all`; `named` is False for a call that names no
+    target at all, which the home refuses when it plans the call."""
 
     explicit: tuple[str, ...] = ()
     indirect: tuple[str, ...] = ()
     everything: bool = False
+    named: bool = True
+
+    def entity_ids(self, home: Home) -> tuple[str, ...]:
+        """Every entity the target reaches, of any domain."""
+        if self.everything:
+            return tuple(home.entities)
+        return self.explicit + self.indirect
 
 
-def select(home: Home, target: dict[str, Any], strict: bool = True) -> Selection:
+def resolve(
+    home: Home, fields: Mapping[str, Any], domain: str, service: str, strict: bool = True
+) -> Selection:
+    """The entities that the target keys among the `fields` of a call of `domain.service` name.
+
+    Strict, the target must be valid and every id in it known (an entity's, device's, area's or
+    floor's; labels are not modelled); it names nothing when every key is empty. Lenient, unknown
+    ids and labels are skipped, as Home Assistant skips them; it names nothing without a key.
+    """
+    target = {key: fields[key] for key in TARGET_KEYS if key in fields}
+    if strict and (known := _known_entity_ids(home, target)):
+        return Selection(known)
+    if not target:
+        return Selection(named=False)
+    target = validated(TARGET_SCHEMA, target, domain, service)
+    if strict and all(ids in (ENTITY_MATCH_NONE, []) for ids in target.values()):
+        return Selection(named=False)
+    selection = select(home, target, strict)
+    if strict:
+        for entity_id in selection.explicit:
+            if entity_id not in home.entities:
+                raise entity_not_found(entity_id)
+    return selection
+
+
+def select(home: Home, target: Mapping[str, Any], strict: bool = True) -> Selection:
     """The entities that a validated target names.
 
     Devices, areas and floors reach their entities as in Home Assistant: an area holds the entities
@@ -68,8 +105,34 @@ def select(home: Home, target: dict[str, Any], strict: bool = True) -> Selection
     return Selection(explicit, tuple(sorted(indirect)))
 
 
+def entity_not_found(entity_id: str) -> EntityNotFoundError:
+    """The error for an entity id the home lacks, saying how to find the right one."""
+    return EntityNotFoundError(
+        f"Entity {entity_id} not found; list the home's entities to find its id"
+    )
+
+
+def _known_entity_ids(home: Home, target: dict[str, Any]) -> tuple[str, ...]:
+    """The common case, decided without the schema: a target of existing entity ids only.
+
+    Existing ids are valid, lower-case and comma-free, so the schema would return them as given.
+    """
+    if len(target) != 1 or ATTR_ENTITY_ID not in target:
+        return ()
+    ids = target[ATTR_ENTITY_ID]
+    if isinstance(ids, str):
+        return (ids,) if ids in home.entities else ()
+    if (
+        isinstance(ids, list)
+        and ids
+        and all(isinstance(item, str) and item in home.entities for item in ids)
+    ):
+        return tuple(dict.fromkeys(ids))
+    return ()
+
+
 def _ids(
-    known: dict[str, Any], target: dict[str, Any], key: str, kind: str, strict: bool
+    known: Mapping[str, Any], target: Mapping[str, Any], key: str, kind: str, strict: bool
 ) -> list[str]:
     ids = target.get(key, ENTITY_MATCH_NONE)
     if ids is None or ids == ENTITY_MATCH_NONE:

@@ -1,9 +1,10 @@
-"""The agent's five tools over a twin Home (DESIGN.md, "One tool surface"), as JSON-able dicts.
+"""The agent's five tools over a twin Home, as JSON-able dicts.
 
 list_entities, get_state, describe, call_service and pyexec give the results a Home Assistant
-backend gives, so that an agent sees one API in training and in a real home. No tool raises for bad
-input: a failure is `{"success": False, "error": {"code": ..., "message": ...}}`, with a TwinError's
-code (entity_not_found, invalid_data...), an auditor's (forbidden_domain, sensitive_action...), a
+backend gives, so that an agent sees one API in training and in a real home: the reads are
+twin.surface's over the home's TwinView. No tool raises for bad input: a failure is
+`{"success": False, "error": {"code": ..., "message": ...}}`, with a TwinError's code
+(entity_not_found, invalid_data...), an auditor's (forbidden_domain, sensitive_action...), a
 pyexec sandbox's (syntax_error, step_limit...), or unknown_tool / invalid_arguments from run_tool.
 `TOOL_SCHEMAS` describes the tools in the OpenAI tools format; `run_tool` checks arguments against
 them and calls the tool.
@@ -17,94 +18,37 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from . import manual
-from .errors import (
-    EntityNotFoundError,
-    InvalidServiceDataError,
-    ServiceNotFoundError,
-    TargetNotFoundError,
-    TwinError,
-)
+from . import surface
+from .errors import ServiceNotFoundError, TwinError
 from .home import Home
 from .pyexec import DEFAULT_LIMITS, Limits, run
-from .state import State
+from .surface import Result, TwinView, compact, error, jsonable, payload_error
 
 if TYPE_CHECKING:
     from .auditor import Policy
 
-# The state attributes list_entities shows beside the state, by domain (when set).
-KEY_ATTRIBUTES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "light": ("brightness",),
-        "climate": ("current_temperature", "temperature", "target_temp_low", "target_temp_high"),
-        "fan": ("percentage", "preset_mode"),
-        "cover": ("current_position",),
-        "valve": ("current_position",),
-        "media_player": ("volume_level", "source"),
-        "humidifier": ("humidity", "current_humidity"),
-        "water_heater": ("temperature", "current_temperature"),
-        "vacuum": ("fan_speed",),
-        "sensor": ("unit_of_measurement",),
-        "binary_sensor": ("device_class",),
-    }
-)
 # Auditor codes that refuse a call by policy; the auditor's other verdicts are the home's errors,
 # which the call itself reports with the home's codes.
 POLICY_CODES = frozenset({"forbidden_domain", "forbidden_service", "sensitive_action"})
 
-Result = dict[str, Any]
 _LOGGER = logging.getLogger(__name__)
-
-
-def error(code: str, message: str) -> Result:
-    """A failed tool call's result."""
-    return {"success": False, "error": {"code": code, "message": message}}
 
 
 def list_entities(
     home: Home, area: str | None = None, floor: str | None = None, domain: str | None = None
 ) -> Result:
-    """The home's entities, sorted by id, each with its name, area, state and key attributes.
-
-    `area` and `floor` take an id or a name (any case); an area holds only its own entities, not
-    those of rooms nested in it, as in Home Assistant.
-    """
-    try:
-        area_id = _resolve(home.areas, area, "area")
-        floor_id = _resolve(home.floors, floor, "floor")
-    except TwinError as err:
-        return error(err.code, str(err))
-    entities = []
-    for entity_id in sorted(home.states):
-        if domain is not None and entity_id.partition(".")[0] != domain:
-            continue
-        in_area = home.area_of(entity_id)
-        if area_id is not None and in_area != area_id:
-            continue
-        if floor_id is not None and (in_area is None or home.areas[in_area].floor_id != floor_id):
-            continue
-        entities.append(compact(home, home.states[entity_id]))
-    return {"entities": entities}
+    """twin.surface.list_entities of the home: its entities, sorted by id, in compact form."""
+    return surface.list_entities(TwinView(home), area, floor, domain)
 
 
 def get_state(home: Home, entity_id: str) -> Result:
-    """An entity's state as Home Assistant's REST API gives it, with ISO timestamps."""
-    try:
-        state = _state(home, entity_id)
-    except TwinError as err:
-        return error(err.code, str(err))
-    result: Result = jsonable(state.as_dict())
-    return result
+    """twin.surface.get_state of the home: the state as Home Assistant's REST API gives it."""
+    return surface.get_state(TwinView(home), entity_id)
 
 
 def describe(home: Home, entity_id: str) -> Result:
-    """The entity's device manual: the services it supports, their fields, ranges and options."""
-    try:
-        _state(home, entity_id)
-        result: Result = jsonable(manual.describe(home, entity_id))
-    except TwinError as err:
-        return error(err.code, str(err))
-    return result
+    """twin.surface.describe of the home: the entity's device manual."""
+    return surface.describe(TwinView(home), entity_id)
 
 
 def call_service(
@@ -124,21 +68,17 @@ def call_service(
             ServiceNotFoundError.code,
             'domain and service must be strings, e.g. domain "light" and service "turn_on"',
         )
-    for name, value in (("target", target), ("data", data)):
-        if value is not None and not isinstance(value, Mapping):
-            return error(
-                InvalidServiceDataError.code,
-                f"{name} must be an object, got {type(value).__name__}",
-            )
-    if policy is not None:
-        verdict = policy.screen(home, domain, service, data, target)
-        if verdict.code in POLICY_CODES:
-            return error(verdict.code, verdict.message)
+    if (mistyped := payload_error(target, data)) is not None:
+        return mistyped
     try:
-        result = home.call_service(domain, service, data, target)
+        if policy is None:
+            result = home.call_service(domain, service, data, target)
+        else:
+            result = policy.call(home, domain, service, data, target)
     except TwinError as err:
         return error(err.code, str(err))
-    return {"success": True, "changed": [compact(home, state) for state in result.changed]}
+    view = TwinView(home)
+    return {"success": True, "changed": [compact(view, state) for state in result.changed]}
 
 
 def pyexec(
@@ -165,53 +105,6 @@ def pyexec(
     if not outcome.ok:
         result["error"] = {"code": outcome.error_code, "message": outcome.error}
     return result
-
-
-def compact(home: Home, state: State) -> Result:
-    """An entity in a few words: id, name, area, state and its domain's key attributes."""
-    entity_id = state.entity_id
-    item: Result = {
-        "entity_id": entity_id,
-        "name": home.entities[entity_id].name,
-        "area": home.area_of(entity_id),
-        "state": state.state,
-    }
-    attributes = state.attributes
-    for key in KEY_ATTRIBUTES.get(state.domain, ()):
-        if (value := attributes.get(key)) is not None:
-            item[key] = jsonable(value)
-    return item
-
-
-def jsonable(value: Any) -> Any:
-    """`value` as JSON gives it back: tuples become lists, unknown objects their repr."""
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(item) for item in value]
-    return repr(value)
-
-
-def _state(home: Home, entity_id: Any) -> State:
-    if not isinstance(entity_id, str):
-        raise EntityNotFoundError(f"entity_id must be a string, got {type(entity_id).__name__}")
-    return home.state(entity_id)
-
-
-def _resolve(items: Mapping[str, Any], wanted: Any, kind: str) -> str | None:
-    """The id of the area or floor `wanted` names by id or by name; None when not given."""
-    if wanted is None:
-        return None
-    if isinstance(wanted, str):
-        if wanted in items:
-            return wanted
-        for item_id, item in items.items():
-            if item.name.casefold() == wanted.casefold():
-                return item_id
-    known = ", ".join(sorted(items)) or "none"
-    raise TargetNotFoundError(f"No {kind} {wanted!r}; the home's {kind}s: {known}")
 
 
 # --- schemas and dispatch ----------------------------------------------------------------------

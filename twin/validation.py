@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Number
 from typing import Any
 
 import voluptuous as vol
+
+from .errors import InvalidServiceDataError
 
 # Target keys of an entity service call (Home Assistant's ENTITY_SERVICE_FIELDS).
 ATTR_ENTITY_ID = "entity_id"
@@ -72,6 +75,15 @@ class Numeric:
         if self.low is not None and value < self.low:
             return f"value must be at least {self.low}"
         return f"value must be at most {self.high}"
+
+
+def validated(schema: Callable[[Any], Any], data: Any, domain: str, service: str) -> dict[str, Any]:
+    """`data` as `schema` gives it back; InvalidServiceDataError naming the action if it fails."""
+    try:
+        result: dict[str, Any] = schema(data)
+    except vol.Invalid as err:
+        raise InvalidServiceDataError(f"Invalid data for {domain}.{service}: {err}") from None
+    return result
 
 
 def shown(value: Any, limit: int = _SHOWN) -> str:

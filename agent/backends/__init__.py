@@ -2,30 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-# A tool result: the JSON-able dict of twin.tools ({"success": False, "error": {...}} on failure).
-Result = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class AreaLayout:
-    """A room and its entities as (entity id, name) pairs; `area_id` None holds the entities
-    that are in no area."""
-
-    area_id: str | None
-    name: str
-    entities: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class FloorLayout:
-    """A floor and its rooms; `floor_id` None holds the rooms that are on no floor."""
-
-    floor_id: str | None
-    name: str
-    areas: tuple[AreaLayout, ...]
+from twin.surface import FloorLayout, Result
 
 
 class Backend(Protocol):

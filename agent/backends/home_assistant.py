@@ -1,9 +1,9 @@
 """The Home Assistant backend: the agent's tools over a running server's REST and WebSocket APIs.
 
-Results are those of the twin backend (twin.tools): the same compact entities, the same error
-codes, the same device manuals. Only aiohttp, the standard library and the twin are imported, so
-that it runs in Home Assistant's environment as in the agent's. The token stays out of logs,
-reprs and error messages.
+Results are those of the twin backend: the reads are twin.surface's over a HomeAssistantView of
+the server's states and registries, and call_service reports with the twin's compact entities and
+error codes. Only aiohttp, the standard library and the twin are imported, so that it runs in Home
+Assistant's environment as in the agent's. The token stays out of logs, reprs and error messages.
 """
 
 from __future__ import annotations
@@ -22,40 +22,38 @@ from twin.errors import (
     ServiceNotSupportedError,
     ServiceValidationError,
     TargetNotFoundError,
-    TwinError,
 )
-from twin.home import Home
-from twin.registry import Area, Device, EntityEntry
-from twin.tools import (
-    KEY_ATTRIBUTES,
-    TOOL_SCHEMAS,
-    ToolCallError,
+from twin.surface import (
+    REGISTRIES,
+    FloorLayout,
+    HomeAssistantState,
+    HomeAssistantView,
+    Result,
+    all_states,
+    compact,
     describe,
     error,
-    jsonable,
-    tool_arguments,
+    get_state,
+    layout,
+    list_entities,
+    payload_error,
 )
+from twin.targets import entity_not_found
+from twin.tools import TOOL_SCHEMAS, ToolCallError, tool_arguments
 from twin.validation import valid_entity_id
 
-from . import AreaLayout, FloorLayout, Result
-from .twin import NO_AREA, NO_FLOOR
+from ..errors import AgentError
 
 TIMEOUT = aiohttp.ClientTimeout(total=30)  # a request, or a WebSocket command, unanswered
 # Home Assistant pings its WebSocket clients every 55 s: a connection silent for longer than this
 # (seconds) is gone, and is made again.
 SILENCE = 120.0
 RECONNECT_DELAY = 1.0  # seconds between tries to make a dropped event connection again
-# The keys of a state the twin's tools give (Home Assistant's also has context, last_reported).
-STATE_KEYS = ("entity_id", "state", "attributes", "last_changed", "last_updated")
-# The entity-level attributes, which the twin's Home.add_entity derives from the entry itself.
-ENTITY_ATTRIBUTES = ("friendly_name", "supported_features", "device_class", "unit_of_measurement")
-REGISTRIES = ("floor", "area", "device", "entity")
-# Target keys that name registry entries: the key, the registry, its id's key.
-TARGET_REGISTRIES = (("area_id", "area", "area_id"), ("floor_id", "floor", "floor_id"),
-                     ("device_id", "device", "id"))  # fmt: skip
+# Target keys that name registry entries, and the registry.
+TARGET_REGISTRIES = (("area_id", "area"), ("floor_id", "floor"), ("device_id", "device"))
 
 
-class HomeAssistantError(Exception):
+class HomeAssistantRequestError(AgentError):
     """Home Assistant could not be reached or refused the token; the message says which."""
 
 
@@ -112,22 +110,18 @@ class HomeAssistantBackend:
     async def list_entities(
         self, area: str | None = None, floor: str | None = None, domain: str | None = None
     ) -> Result:
-        """Every entity with a state, sorted by id, in compact form, filtered as the twin's."""
-        return select_entities(await self._states(), await self._registries(), area, floor, domain)
+        """Every entity with a state, sorted by id, in compact form (twin.surface)."""
+        view = HomeAssistantView(await self._states(), await self._registries())
+        return list_entities(view, area, floor, domain)
 
     async def get_state(self, entity_id: str) -> Result:
         """The entity's state as the REST API gives it, with the twin's keys."""
-        status, answer = await self._state(entity_id)
-        if status == 404:
-            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-        return {key: answer[key] for key in STATE_KEYS}
+        return get_state(HomeAssistantView(await self._state(entity_id)), entity_id)
 
     async def describe(self, entity_id: str) -> Result:
-        """The device manual, built by the twin's manual from the entity's state and registries."""
-        status, state = await self._state(entity_id)
-        if status == 404:
-            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-        return manual_of(state, await self._registries())
+        """The device manual, written by the twin's manual (twin.surface)."""
+        states = await self._state(entity_id)
+        return describe(HomeAssistantView(states, await self._registries()), entity_id)
 
     async def call_service(
         self,
@@ -146,34 +140,33 @@ class HomeAssistantBackend:
                 ServiceNotFoundError.code, f"Action {domain}.{service} not found; see describe"
             )
         body = {**(data or {}), **(target or {})}  # Home Assistant takes the target in the data
-        states = {state["entity_id"] for state in await self._states()}
-        registries = await self._registries()
-        if (unknown := _unknown_target(body, states, registries)) is not None:
+        view = HomeAssistantView(await self._states(), await self._registries())
+        if (unknown := unknown_target(view, body)) is not None:
             return unknown
         status, answer = await self.request("POST", f"/api/services/{domain}/{service}", body)
         if status != 200:
-            return _service_error(status, answer)
-        places = _areas_of(registries)
-        changed = [_compact(state, places.get(state["entity_id"])) for state in answer]
-        return {"success": True, "changed": changed}
+            return service_error(status, answer)
+        return {"success": True, "changed": [compact(view, HomeAssistantState(s)) for s in answer]}
 
     # --- the protocol's views ------------------------------------------------------------------
 
     async def states(self) -> dict[str, dict[str, Any]]:
         """Every entity's state, with the twin's keys."""
-        return {s["entity_id"]: {key: s[key] for key in STATE_KEYS} for s in await self._states()}
+        return all_states(HomeAssistantView(await self._states()))
 
     async def layout(self) -> tuple[FloorLayout, ...]:
-        """Floors by level, areas by name, entities by id, as the twin backend orders them."""
-        return home_layout(await self._states(), await self._registries())
+        """Floors by level, areas by name, entities by id (twin.surface.layout)."""
+        return layout(HomeAssistantView(await self._states(), await self._registries()))
 
     # --- transport -----------------------------------------------------------------------------
 
-    async def _state(self, entity_id: str) -> tuple[int, Any]:
-        """GET /api/states/<entity_id>; 404 for what is no entity id (kept out of the URL)."""
+    async def _state(self, entity_id: str) -> list[dict[str, Any]]:
+        """GET /api/states/<entity_id>: the entity's state, or none for an unknown entity or
+        what is no entity id (kept out of the URL)."""
         if not valid_entity_id(entity_id):
-            return 404, None
-        return await self.request("GET", f"/api/states/{entity_id}")
+            return []
+        status, state = await self.request("GET", f"/api/states/{entity_id}")
+        return [] if status == 404 else [state]
 
     async def _states(self) -> list[dict[str, Any]]:
         _, states = await self.request("GET", "/api/states")
@@ -184,23 +177,27 @@ class HomeAssistantBackend:
         """One REST request with the token: the status and the JSON answer (None when it is not
         JSON); the tools' transport, and other clients' (the benchmark's config flows)."""
         if self._session is None:
-            raise HomeAssistantError("use the backend as `async with HomeAssistantBackend(...)`")
+            raise HomeAssistantRequestError(
+                "use the backend as `async with HomeAssistantBackend(...)`"
+            )
         try:
             async with self._session.request(
                 method, self.url + path, json=body, headers=self._headers
             ) as response:
                 if response.status == 401:
-                    raise HomeAssistantError(f"Home Assistant at {self.url} refused the token")
+                    raise HomeAssistantRequestError(
+                        f"Home Assistant at {self.url} refused the token"
+                    )
                 if response.content_type != "application/json":
                     return response.status, None
                 return response.status, await response.json()
         except TimeoutError:
-            raise HomeAssistantError(
+            raise HomeAssistantRequestError(
                 f"Home Assistant at {self.url} did not answer {method} {path} within "
                 f"{TIMEOUT.total:g} s"
             ) from None
         except aiohttp.ClientError as err:
-            raise HomeAssistantError(f"Home Assistant at {self.url}: {err}") from None
+            raise HomeAssistantRequestError(f"Home Assistant at {self.url}: {err}") from None
 
     async def _registries(self) -> dict[str, list[dict[str, Any]]]:
         """The floor, area, device and entity registries, from the WebSocket API."""
@@ -219,10 +216,12 @@ class HomeAssistantBackend:
                 self._ws = None
                 if attempt == 2:
                     reason = str(err) or f"no answer within {TIMEOUT.total:g} s"
-                    raise HomeAssistantError(f"Home Assistant's WebSocket API: {reason}") from None
+                    raise HomeAssistantRequestError(
+                        f"Home Assistant's WebSocket API: {reason}"
+                    ) from None
                 continue
             if not answer["success"]:
-                raise HomeAssistantError(f"WebSocket {kind} failed: {answer['error']}")
+                raise HomeAssistantRequestError(f"WebSocket {kind} failed: {answer['error']}")
             return answer["result"]
         raise AssertionError("unreachable")
 
@@ -244,14 +243,16 @@ class HomeAssistantBackend:
     async def _connect(self) -> aiohttp.ClientWebSocketResponse:
         """A WebSocket connection, authenticated with the token."""
         if self._session is None:
-            raise HomeAssistantError("use the backend as `async with HomeAssistantBackend(...)`")
+            raise HomeAssistantRequestError(
+                "use the backend as `async with HomeAssistantBackend(...)`"
+            )
         timeout = aiohttp.ClientWSTimeout(ws_receive=SILENCE, ws_close=10.0)  # aiohttp's close
         ws = await self._session.ws_connect(self.url + "/api/websocket", timeout=timeout)
         await ws.receive_json()  # auth_required
         await ws.send_json({"type": "auth", "access_token": self._token})
         if (await ws.receive_json())["type"] != "auth_ok":
             await ws.close()
-            raise HomeAssistantError(f"Home Assistant at {self.url} refused the token")
+            raise HomeAssistantRequestError(f"Home Assistant at {self.url} refused the token")
         return ws
 
     # --- the mirror's link (twin.mirror.Link) --------------------------------------------------
@@ -268,7 +269,7 @@ class HomeAssistantBackend:
         subscribed to all, then each event (`event_type`, `data`, `time_fired`...). A dropped
         connection is made again, tried every `retry` seconds, and None comes again: events in
         between are lost. No first connection, a refused token or a refused subscription raise
-        HomeAssistantError."""
+        HomeAssistantRequestError."""
         connected = False
         while True:
             try:
@@ -280,7 +281,9 @@ class HomeAssistantBackend:
                 TimeoutError,
             ) as err:
                 if not connected:
-                    raise HomeAssistantError(f"Home Assistant at {self.url}: {err}") from None
+                    raise HomeAssistantRequestError(
+                        f"Home Assistant at {self.url}: {err}"
+                    ) from None
                 await asyncio.sleep(retry)
                 continue
             connected = True
@@ -295,7 +298,9 @@ class HomeAssistantBackend:
                     answer = message.json()
                     if answer.get("type") == "result":
                         if not answer["success"]:
-                            raise HomeAssistantError(f"subscribe_events failed: {answer['error']}")
+                            raise HomeAssistantRequestError(
+                                f"subscribe_events failed: {answer['error']}"
+                            )
                         pending.discard(answer["id"])
                         if not pending:
                             yield None
@@ -350,101 +355,19 @@ async def run_tool_on(
     return await tools.call_service(**arguments)
 
 
-def select_entities(
-    states: list[dict[str, Any]],
-    registries: Mapping[str, list[dict[str, Any]]],
-    area: str | None = None,
-    floor: str | None = None,
-    domain: str | None = None,
-) -> Result:
-    """list_entities over Home Assistant's states and registries (as its WebSocket API lists
-    them): the entities with a state, sorted by id, in compact form, filtered as the twin's."""
-    areas = {a["area_id"]: a for a in registries["area"]}
-    try:
-        area_id = _resolve(areas, area, "area")
-        floor_id = _resolve({f["floor_id"]: f for f in registries["floor"]}, floor, "floor")
-    except TargetNotFoundError as err:
-        return error(err.code, str(err))
-    places = _areas_of(registries)
-    entities = []
-    for state in sorted(states, key=lambda s: str(s["entity_id"])):
-        entity_id = state["entity_id"]
-        if domain is not None and entity_id.partition(".")[0] != domain:
-            continue
-        in_area = places.get(entity_id)
-        if area_id is not None and in_area != area_id:
-            continue
-        if floor_id is not None and (in_area is None or areas[in_area]["floor_id"] != floor_id):
-            continue
-        entities.append(_compact(state, in_area))
-    return {"entities": entities}
-
-
-def home_layout(
-    states: list[dict[str, Any]], registries: Mapping[str, list[dict[str, Any]]]
-) -> tuple[FloorLayout, ...]:
-    """The layout of Home Assistant's states and registries: floors by level, areas by name,
-    entities by id, as the twin backend orders them."""
-    places = _areas_of(registries)
-    by_area: dict[str | None, list[tuple[str, str]]] = {}
-    for state in sorted(states, key=lambda s: str(s["entity_id"])):
-        entity_id = state["entity_id"]
-        name = state["attributes"].get("friendly_name", entity_id)
-        by_area.setdefault(places.get(entity_id), []).append((entity_id, name))
-    by_floor: dict[str | None, list[AreaLayout]] = {}
-    for area in sorted(registries["area"], key=lambda a: (a["name"], a["area_id"])):
-        entities = tuple(by_area.get(area["area_id"], ()))
-        by_floor.setdefault(area["floor_id"], []).append(
-            AreaLayout(area["area_id"], area["name"], entities)
-        )
-    if None in by_area:
-        by_floor.setdefault(None, []).append(AreaLayout(None, NO_AREA, tuple(by_area[None])))
-    floors = sorted(registries["floor"], key=lambda f: (f["level"] or 0, f["name"], f["floor_id"]))
-    layout = [
-        FloorLayout(f["floor_id"], f["name"], tuple(by_floor.get(f["floor_id"], ())))
-        for f in floors
-    ]
-    if None in by_floor:
-        layout.append(FloorLayout(None, NO_FLOOR, tuple(by_floor[None])))
-    return tuple(layout)
-
-
-def manual_of(state: Mapping[str, Any], registries: Mapping[str, Any]) -> Result:
-    """describe's result: the twin's manual of the entity's state and registry entries."""
-    entity_id = state["entity_id"]
-    try:
-        home = _one_entity_home(state, registries)
-    except TwinError as err:  # a domain the twin does not model
-        return error(err.code, f"No manual for {entity_id}: {err}")
-    return describe(home, entity_id)
-
-
-def payload_error(target: Any, data: Any) -> Result | None:
-    """The twin's error for a target or data that is no object; None when both are."""
-    for name, value in (("target", target), ("data", data)):
-        if value is not None and not isinstance(value, Mapping):
-            return error(
-                InvalidServiceDataError.code,
-                f"{name} must be an object, got {type(value).__name__}",
-            )
-    return None
-
-
-def _unknown_entity(entity_id: str) -> str:
-    """The twin's message for an unknown entity."""
-    return f"Entity {entity_id} not found; list the home's entities to find its id"
-
-
-def _unknown_target(
-    body: Mapping[str, Any], states: set[str], registries: Mapping[str, list[dict[str, Any]]]
-) -> Result | None:
+def unknown_target(view: HomeAssistantView, body: Mapping[str, Any]) -> Result | None:
     """The twin's error for a target that names an entity, area, floor or device the home
     lacks (Home Assistant skips it and succeeds); None when all exist."""
-    for entity_id in _named_entities(body.get("entity_id")):
-        if entity_id not in states:
-            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-    for key, kind, id_key in TARGET_REGISTRIES:
-        known = sorted(item[id_key] for item in registries[kind])
+    for entity_id in named_entities(body.get("entity_id")):
+        if entity_id not in view.states:
+            return error(EntityNotFoundError.code, str(entity_not_found(entity_id)))
+    registries: dict[str, Mapping[str, Any]] = {
+        "area": view.areas,
+        "floor": view.floors,
+        "device": view.devices,
+    }
+    for key, kind in TARGET_REGISTRIES:
+        known = sorted(registries[kind])
         value = body.get(key)
         named = [value] if isinstance(value, str) and value != "none" else value
         for item in named if isinstance(named, list | tuple) else ():
@@ -455,7 +378,7 @@ def _unknown_target(
     return None
 
 
-def _named_entities(value: Any) -> list[str]:
+def named_entities(value: Any) -> list[str]:
     """The entity ids a target names as Home Assistant reads them (comma-separated or a list,
     any case); not "all" or "none", nor what it will refuse as invalid data."""
     if isinstance(value, str):
@@ -465,7 +388,7 @@ def _named_entities(value: Any) -> list[str]:
     return [item.strip().lower() for item in value if isinstance(item, str)]
 
 
-def _service_error(status: int, answer: Any) -> Result:
+def service_error(status: int, answer: Any) -> Result:
     """A refused call as the twin reports it: HA answers 400 with a message for a
     ServiceValidationError and without one for invalid data."""
     message = answer.get("message") if isinstance(answer, Mapping) else None
@@ -478,84 +401,3 @@ def _service_error(status: int, answer: Any) -> Result:
     if status == 400:
         return error(ServiceValidationError.code, message)
     return error("error", message)
-
-
-def _areas_of(registries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str | None]:
-    """Each registered entity's area: its own, else its device's."""
-    devices = {device["id"]: device for device in registries["device"]}
-    areas: dict[str, str | None] = {}
-    for entry in registries["entity"]:
-        device = devices.get(entry["device_id"]) if entry["device_id"] else None
-        areas[entry["entity_id"]] = entry["area_id"] or (device["area_id"] if device else None)
-    return areas
-
-
-def _compact(state: Mapping[str, Any], area: str | None) -> Result:
-    """twin.tools.compact of a state dict from Home Assistant."""
-    entity_id = state["entity_id"]
-    attributes = state["attributes"]
-    item: Result = {
-        "entity_id": entity_id,
-        "name": attributes.get("friendly_name", entity_id),
-        "area": area,
-        "state": state["state"],
-    }
-    for key in KEY_ATTRIBUTES.get(entity_id.partition(".")[0], ()):
-        if (value := attributes.get(key)) is not None:
-            item[key] = jsonable(value)
-    return item
-
-
-def _resolve(items: Mapping[str, Mapping[str, Any]], wanted: str | None, kind: str) -> str | None:
-    """The id of the area or floor `wanted` names by id or by name, as twin.tools resolves it."""
-    if wanted is None or wanted in items:
-        return wanted
-    for item_id, item in items.items():
-        if item["name"].casefold() == wanted.casefold():
-            return item_id
-    known = ", ".join(sorted(items)) or "none"
-    raise TargetNotFoundError(f"No {kind} {wanted!r}; the home's {kind}s: {known}")
-
-
-def _one_entity_home(state: Mapping[str, Any], registries: Mapping[str, Any]) -> Home:
-    """A twin home of one entity, its device and area, for twin.manual to describe."""
-    entity_id = state["entity_id"]
-    entry: Mapping[str, Any] = next(
-        (e for e in registries["entity"] if e["entity_id"] == entity_id), {}
-    )
-    devices = {device["id"]: device for device in registries["device"]}
-    raw_device = devices.get(entry.get("device_id") or "")
-    attributes = dict(state["attributes"])
-    # The manual reads only static attributes (ranges, option lists) from the capabilities.
-    own = {key: value for key, value in attributes.items() if key not in ENTITY_ATTRIBUTES}
-    area_id = entry.get("area_id") or (raw_device["area_id"] if raw_device else None)
-    home = Home()
-    if area_id is not None:
-        home.add_area(Area(area_id, area_id))
-    device_id = None
-    if raw_device is not None:
-        device_id = raw_device["id"]
-        home.add_device(
-            Device(
-                device_id,
-                raw_device["name"] or device_id,
-                raw_device["manufacturer"],
-                raw_device["model"],
-                raw_device["area_id"] if raw_device["area_id"] == area_id else None,
-            )
-        )
-    home.add_entity(
-        EntityEntry(
-            entity_id=entity_id,
-            name=attributes.get("friendly_name", entity_id),
-            device_id=device_id,
-            area_id=entry.get("area_id"),
-            device_class=attributes.get("device_class"),
-            unit_of_measurement=attributes.get("unit_of_measurement"),
-            supported_features=attributes.get("supported_features") or 0,
-            capabilities=own,
-        ),
-        state["state"],
-        own,
-    )
-    return home

@@ -6,12 +6,8 @@ from typing import Any
 
 from twin.auditor import DEFAULT_POLICY, Policy
 from twin.home import Home
-from twin.tools import TOOL_SCHEMAS, error, jsonable, run_tool
-
-from . import AreaLayout, FloorLayout, Result
-
-NO_AREA = "No area"
-NO_FLOOR = "No floor"
+from twin.surface import FloorLayout, Result, TwinView, all_states, error, layout
+from twin.tools import TOOL_SCHEMAS, run_tool
 
 
 class TwinBackend:
@@ -38,28 +34,8 @@ class TwinBackend:
 
     async def states(self) -> dict[str, dict[str, Any]]:
         """Every entity's state as Home Assistant's state dict."""
-        return {eid: jsonable(state.as_dict()) for eid, state in self.home.states.items()}
+        return all_states(TwinView(self.home))
 
     async def layout(self) -> tuple[FloorLayout, ...]:
-        """Floors by level, areas by name, entities by id, from the home's registries."""
-        home = self.home
-        by_area: dict[str | None, list[tuple[str, str]]] = {}
-        for entity_id in sorted(home.entities):
-            name = home.entities[entity_id].name
-            by_area.setdefault(home.area_of(entity_id), []).append((entity_id, name))
-        by_floor: dict[str | None, list[AreaLayout]] = {}
-        for area in sorted(home.areas.values(), key=lambda a: (a.name, a.area_id)):
-            entities = tuple(by_area.get(area.area_id, ()))
-            by_floor.setdefault(area.floor_id, []).append(
-                AreaLayout(area.area_id, area.name, entities)
-            )
-        if None in by_area:
-            by_floor.setdefault(None, []).append(AreaLayout(None, NO_AREA, tuple(by_area[None])))
-        floors = sorted(home.floors.values(), key=lambda f: (f.level, f.name, f.floor_id))
-        layout = [
-            FloorLayout(floor.floor_id, floor.name, tuple(by_floor.get(floor.floor_id, ())))
-            for floor in floors
-        ]
-        if None in by_floor:
-            layout.append(FloorLayout(None, NO_FLOOR, tuple(by_floor[None])))
-        return tuple(layout)
+        """The home's floors, areas and entities (twin.surface.layout)."""
+        return layout(TwinView(self.home))

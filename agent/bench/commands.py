@@ -9,10 +9,9 @@ import click
 from rich.console import Console
 from rich.markdown import Markdown
 
-from ..backends.home_assistant import HomeAssistantError
 from ..episode import Limits
+from ..errors import AgentError
 from ..flywheel import runner
-from ..policies import PolicyError
 from ..policies.specs import SpecError
 from . import evaluate as bench
 from .ha import Server
@@ -142,7 +141,7 @@ def run(
         )
     except runner.RunError as err:
         raise click.ClickException(str(err)) from None
-    except (PolicyError, HomeAssistantError) as err:
+    except AgentError as err:
         raise click.ClickException(
             f"{err}\nWhat finished is kept; run the same command again to continue."
         ) from None

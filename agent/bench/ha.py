@@ -20,7 +20,7 @@ from twin.home import Home
 from twin.homefile import dump_home
 from twin.mirror import Mirror
 
-from ..backends.home_assistant import HomeAssistantBackend, HomeAssistantError
+from ..backends.home_assistant import HomeAssistantBackend, HomeAssistantRequestError
 from ..episode import Limits, Trajectory
 from ..flywheel.blueprints import Blueprint
 from ..policies import Policy
@@ -94,7 +94,7 @@ async def play_on_server(
 
             if problems := mismatches(home, await current()):
                 more = f"; {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-                raise HomeAssistantError(
+                raise HomeAssistantRequestError(
                     f"Home Assistant holds {name}'s home under other ids than the twin's, so its "
                     f"conditions cannot be checked there ({'; '.join(problems[:SHOWN])}{more}); "
                     "remove what clashes (another home's areas, floors or entities) and run again"
@@ -113,13 +113,13 @@ async def add_home(backend: HomeAssistantBackend, title: str, home: Home) -> str
     await _call(backend, "POST", step, {"next_step_id": "import_home"})
     made = await _call(backend, "POST", step, {"name": title, "home": dump_home(home)})
     if made.get("type") != "create_entry":
-        raise HomeAssistantError(f"HomeFlow's config flow did not import {title!r}: {made}")
+        raise HomeAssistantRequestError(f"HomeFlow's config flow did not import {title!r}: {made}")
     entry_id: str = made["result"]["entry_id"]
     try:
         options = await _call(backend, "POST", f"{ENTRIES}/options/flow", {"handler": entry_id})
         path = f"{ENTRIES}/options/flow/{options['flow_id']}"
         if (await _call(backend, "POST", path, {"physics": False})).get("type") != "create_entry":
-            raise HomeAssistantError(
+            raise HomeAssistantRequestError(
                 f"HomeFlow's options flow did not turn {title!r}'s physics off"
             )
         await _call(backend, "POST", f"{ENTRIES}/entry/{entry_id}/reload")
@@ -161,5 +161,5 @@ async def _call(backend: HomeAssistantBackend, method: str, path: str, body: Any
     """One REST request that must succeed; its JSON answer."""
     status, answer = await backend.request(method, path, body)
     if status not in (200, 201):
-        raise HomeAssistantError(f"{method} {path} answered {status}: {answer}")
+        raise HomeAssistantRequestError(f"{method} {path} answered {status}: {answer}")
     return answer

@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from twin import reward
 from twin.atomic import write_text
 
 from ..backends import Backend
 from ..backends.twin import TwinBackend
 from ..episode import Limits, Trajectory, View, run_episode
-from ..flywheel import blueprints, datasets, profiles
+from ..errors import AgentError
+from ..flywheel import datasets, profiles
 from ..flywheel.blueprints import (
     BENCH_SEEDS,
     VALUE_WORDS,
@@ -64,7 +66,7 @@ ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter wor
 DROPS = ("rejected", "unmet", "unsolved")
 
 
-class BenchError(ValueError):
+class BenchError(AgentError, ValueError):
     """Benchmark data that cannot be read, or a request the benchmark refuses."""
 
 
@@ -247,8 +249,8 @@ async def play(
 
 
 def solved(trajectory: Trajectory) -> bool:
-    """All the goal conditions hold and nothing else changed."""
-    return trajectory.done and not (trajectory.steps and trajectory.steps[-1].collateral)
+    """The benchmark's success: twin.reward.solved after the episode's last tool call."""
+    return bool(trajectory.steps) and reward.solved(trajectory.steps[-1])
 
 
 @dataclass
@@ -326,10 +328,11 @@ def generator_hash(count: int, first: int) -> str:
     """A hash of what defines the instances: the config and the generating code and data (not
     the commit), so equal hashes mean `generate` gives the same files."""
     digest = hashlib.sha256(json.dumps(_config(count, first), sort_keys=True).encode())
-    for module in (blueprints, profiles):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    for name in ("phrases.yaml", "profiles.yaml"):
-        digest.update((Path(str(blueprints.__file__)).parent / name).read_bytes())
+    flywheel = Path(str(profiles.__file__)).parent
+    for path in sorted((flywheel / "blueprints").glob("*.py")):
+        digest.update(path.read_bytes())
+    for name in ("profiles.py", "phrases.yaml", "profiles.yaml"):
+        digest.update((flywheel / name).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -16,13 +16,14 @@ from typing import Any
 
 from twin.atomic import write_text
 
+from ..errors import AgentError
 from .evaluate import OVERALL, RESULTS
 
 METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
 HEADERS = ("tool calls", "output tokens", "violations", "policy s")
 
 
-class ResultsError(ValueError):
+class ResultsError(AgentError, ValueError):
     """A results file that cannot be read."""
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from twin.atomic import write_text
 
-from ..policies import PolicyError
+from ..errors import AgentError
 from ..policies.specs import SpecError
 from . import datasets, mcts, runner
 from .blueprints import FILTERS, SplitError, check_split
@@ -264,7 +264,7 @@ def _generate(
         outcome = runner.run(output, jobs, work, config, workers=workers, ray=ray, description=name)
     except runner.RunError as err:
         raise click.ClickException(str(err)) from err
-    except PolicyError as err:
+    except AgentError as err:
         raise click.ClickException(
             f"{err}\nWhat finished is kept; run the same command again to continue."
         ) from err

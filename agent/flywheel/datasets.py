@@ -26,6 +26,7 @@ from twin.atomic import replacing, write_text
 from twin.tools import TOOL_SCHEMAS
 
 from ..episode import Trajectory
+from ..errors import AgentError
 from ..policies import Message
 from . import mcts
 from .blueprints import FILTERS, Blueprint, Rejected, make_blueprint
@@ -36,7 +37,7 @@ TOOLS_JSON = json.dumps(list(TOOL_SCHEMAS), ensure_ascii=False)
 QUERY_AXES = ("clarity", "tone", "dependency", "devices", "phenomenon", "memory")
 
 
-class DatasetError(ValueError):
+class DatasetError(AgentError, ValueError):
     """A dataset directory or file that cannot be read."""
 
 

@@ -12,10 +12,10 @@ new child wins, then rolls out from it to the end, each step a node of the tree.
 slot is scored as a child with one visit at its parent's mean value, so the search deepens where
 a prefix is good and widens where it fails: a failed late turn is re-sampled from its own
 parent, and the verified prefix above it is reused, not regenerated (rollout saving). A leaf's
-value is 1 for success (every condition holds, nothing else changed) and otherwise half the
-verifier's progress (share of conditions satisfied, minus collateral changes per condition);
-it is backed up to the root. Every successful leaf is a Trajectory in run_episode's format;
-leaves with the same tool calls and utterances count once.
+value is twin.reward.episode_value: 1 for success (twin.reward.solved: every condition holds,
+nothing else changed) and otherwise half the verifier's progress (share of conditions satisfied,
+minus collateral changes per condition); it is backed up to the root. Every successful leaf is
+a Trajectory in run_episode's format; leaves with the same tool calls and utterances count once.
 
 Baselines: "linear" is one rollout down the same tree (blueprint-grounded, verified: the user
 sees the verifier's status and the leaf is checked); "roleplay" has no blueprint filter and no
@@ -42,6 +42,7 @@ import aiohttp
 
 from twin.errors import TwinError
 from twin.home import Home, Snapshot
+from twin.reward import episode_value, solved
 from twin.verifier import Report, Verifier
 
 from ..backends.twin import TwinBackend
@@ -233,13 +234,6 @@ def select(root: Node, width: Callable[[Node], int], c: float) -> Node:
         node = best
 
 
-def progress(report: Report) -> float:
-    """The verifier's progress: share of conditions satisfied minus collateral per condition."""
-    count = max(1, len(report.conditions))
-    satisfied = sum(status.satisfied for status in report.conditions)
-    return max(0.0, (satisfied - len(report.collateral)) / count)
-
-
 class Search:
     """One blueprint's tree (`root`, once run) and its counters (`out`)."""
 
@@ -324,7 +318,7 @@ class Search:
                 if utterance is not None:
                     trajectory.messages.append({"role": "user", "content": utterance})
                     trajectory.turns += 0 if terminal else 1
-                success = trajectory.done and not report.collateral
+                success = trajectory.done and solved(report)
         else:
             agent = self.players.agent(self.blueprint.task, seed)
             run = EpisodeRun(agent, self.backend, verifier, self.config.limits)
@@ -355,7 +349,7 @@ class Search:
         if leaf.success and (key := _key(leaf.trajectory)) not in self._keys:
             self._keys.add(key)
             self.out.trajectories.append(leaf.trajectory)
-        value = 1.0 if leaf.success else 0.5 * progress(leaf.report)
+        value = episode_value(leaf.report, leaf.success)
         node: Node | None = leaf
         while node is not None:
             node.visits += 1
@@ -423,7 +417,7 @@ async def roleplay(
     if verifier is not None:
         report = verifier.step(home)
         trajectory.conditions = [c.text for c in verifier.conditions]
-        trajectory.done = report.done and not report.collateral
+        trajectory.done = solved(report)
     out.trajectories.append(trajectory)
     out.policy_calls, out.user_calls, out.rollouts = trajectory.policy_calls, trajectory.turns, 1
     out.wall_s = time.perf_counter() - started

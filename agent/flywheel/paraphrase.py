@@ -14,6 +14,7 @@ import asyncio
 import re
 from collections import Counter
 
+from ..errors import AgentError
 from ..policies import Message, PolicyError
 from ..policies.specs import SpecError, openai_policy, policy_kind
 
@@ -26,7 +27,7 @@ line, no quotes, no explanation."""
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
-class UnfaithfulParaphrase(Exception):
+class UnfaithfulParaphrase(AgentError):
     """A paraphrase that lost part of the request; its seed is rejected."""
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from twin.priors import read_priors
+from twin.homemaker.priors import read_priors
 
 AGE_BANDS = ((16, 39), (40, 64), (65, 95))
 

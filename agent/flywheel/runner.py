@@ -34,12 +34,14 @@ from rich.progress import Progress
 
 from twin.atomic import write_text
 
+from ..errors import AgentError
+
 Record = dict[str, Any]
 Work = Callable[[Any], Record]
 RAY_HINT = "Ray is not installed: pip install 'homeflow[cluster]' (or pip install ray)"
 
 
-class RunError(Exception):
+class RunError(AgentError):
     """A run that cannot start or continue: another run's directory, Ray missing, a failed job."""
 
 

@@ -6,11 +6,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..errors import AgentError
+
 # An OpenAI-format chat message ({"role": ..., "content": ..., "tool_calls": ...}).
 Message = dict[str, Any]
 
 
-class PolicyError(Exception):
+class PolicyError(AgentError):
     """The policy could not answer at all (server unreachable, refused, no model); not a bad
     answer, which comes back as an AssistantMessage with parse_errors."""
 

@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -245,7 +245,15 @@ def _message(data: dict[str, Any]) -> AssistantMessage:
         raise PolicyError(f"the response has no choices[0].message: {str(data)[:300]}") from None
     usage = data.get("usage") or {}
     tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return read_message(message, *tokens)
+
+
+def read_message(
+    message: Mapping[str, Any], prompt_tokens: int = 0, completion_tokens: int = 0
+) -> AssistantMessage:
+    """An AssistantMessage from an OpenAI assistant message; calls written in its text are read."""
     content = message.get("content") or ""
+    tokens = prompt_tokens, completion_tokens
     if not message.get("tool_calls"):
         parsed = parse_tool_calls(content)
         return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors, *tokens, content)

@@ -7,13 +7,14 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AgentError
 from . import Policy
 
 if TYPE_CHECKING:
     from .openai import OpenAIPolicy
 
 
-class SpecError(ValueError):
+class SpecError(AgentError, ValueError):
     """A spec that names no policy."""
 
 

@@ -16,6 +16,8 @@ from rich.progress import Progress
 
 from twin.atomic import write_text
 
+from ..errors import AgentError
+
 LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # peft's
 METRICS = "metrics.jsonl"
@@ -32,7 +34,7 @@ HOW_IT_RUNS = frozenset(
 _REPO = Path(__file__).resolve().parents[2]
 
 
-class TrainingError(ValueError):
+class TrainingError(AgentError, ValueError):
     """A run config or dataset that cannot be trained on; the message says what to fix."""
 
 

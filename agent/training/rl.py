@@ -3,59 +3,44 @@ simulated user, and group-relative advantages over several actions sampled at th
 
 Each training prompt is an RL blueprint (its JSON text, from `homeflow data blueprints`). For each
 group of `num_generations` copies of a prompt, the rollout (`Rollout`, TRL's `rollout_func`)
-plays one whole episode of the blueprint with the current policy, sampling, against the scripted
-(or an LLM) user and the twin. It then picks one of the agent's states in it (the dialogue before
-one of its messages, and the home as it was then): any of them, uniformly, in the step-wise
-variant; the final action's (the last message that called a tool) in the ST variant. There it
-samples `num_generations` actions and runs each on its own copy of that state. The outcome of an
-action (`Outcome`) feeds the reward functions, and GRPO normalises the rewards within the group:
-the advantage of an action is against the others taken in the same state.
+plays one whole episode of the blueprint in HomeEnv-v1 (agent.envs) with the current policy,
+sampling, against the scripted (or an LLM) user and the twin. It then picks one of the agent's
+states in it (the dialogue before one of its messages, and the home as it was then): any of them,
+uniformly, in the step-wise variant; the final action's (the last message that called a tool) in
+the ST variant. There it samples `num_generations` actions and steps each in the env from its
+snapshot of that state. The outcome of an
+action (twin.reward.ActionOutcome) feeds the reward functions, and GRPO normalises the rewards
+within the group: the advantage of an action is against the others taken in the same state.
 
-Rewards (summed; TRL logs each), for N goal conditions:
-
-- verifier_reward (step): +1/N per condition newly satisfied, -1/N per one newly broken, -1/N per
-  entity newly changed that no condition covers.
-- auditor_reward (step): the auditor's penalty for each call it refused or that failed
-  (twin.auditor.PENALTIES: -1 forbidden ... -0.2 invalid data).
-- outcome_reward (ST): 1 if after the action every condition holds and nothing else changed.
-- format_reward: -1 if a tool call in the message cannot be read.
-- code_check (CodeCheck): -1 if pyexec code uses a construct the sandbox refuses (getattr,
-  setattr, eval, exec, compile, open, dunders...).
-- code_length (CodeLength): -1 if pyexec code is longer than `code_limit` tokens (1,000).
-- turn_check (TurnCheck): -1 if the state lies beyond `turn_limit` user turns (3).
+The rewards are twin.reward's terms for the variant (step: verifier_reward, auditor_reward; ST:
+outcome_reward; both: format_reward, code_check, code_length, turn_check), one TRL reward function
+each, so TRL logs every term and sums them into the step reward.
 
 The step-wise variant keeps a KL penalty to the SFT reference (beta 3e-3) and no entropy bonus; ST
-uses no KL and an entropy bonus of 1e-4 (paper table 9). torch, transformers, datasets and trl
-are imported here only, when a run is built.
+uses no KL and an entropy bonus of 1e-4 (paper table 9). torch, transformers, datasets, trl and
+gymnasium (agent.envs) are imported here only, when a run is built.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import importlib.util
-import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from twin.auditor import Policy as AuditPolicy
-from twin.home import Home
-from twin.pyexec import restricted
+from twin.reward import TERMS, VARIANTS, ActionOutcome, reward_terms
 from twin.tools import TOOL_SCHEMAS
-from twin.verifier import Verifier
 
-from ..backends.twin import TwinBackend
-from ..bench.instances import play
 from ..episode import Limits
 from ..flywheel.blueprints import Blueprint, SplitError, check_split
 from ..flywheel.datasets import DatasetError, dataset_file, read_rows
 from ..flywheel.mcts import Players, SynthesisConfig
-from ..policies import AssistantMessage, Message, PolicyError
+from ..policies import AssistantMessage, ContextFull, Message, PolicyError
 from ..policies.local import LocalPolicy, load, prompt_settings, save_prompt_settings
 from .common import (
     METRICS,
@@ -71,11 +56,12 @@ from .common import (
     read_settings,
 )
 
-VARIANTS = ("step", "st")
+if TYPE_CHECKING:
+    from ..envs import DialogueEnv, EnvState
+
 # KL to the reference and entropy bonus per variant, as in the paper's table 9.
 VARIANT_DEFAULTS = {"step": (3e-3, 0.0), "st": (0.0, 1e-4)}
 SCRIPTED = "scripted"
-MALFORMED = '"malformed_tool_call"'
 VLLM_MODES = ("colocate", "server")
 TOOLS = list(TOOL_SCHEMAS)  # the twin backend's, pyexec included
 RewardFunction = Callable[..., list[float]]
@@ -197,21 +183,6 @@ def read_blueprints(directory: Path) -> list[Blueprint]:
 # --- states and outcomes ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What one action did at a state: what the rewards are computed from (JSON-able)."""
-
-    conditions: int
-    progress: float = 0.0
-    collateral: int = 0
-    penalties: float = 0.0
-    malformed: int = 0
-    restricted: int = 0
-    code_tokens: int = 0
-    turn: int = 1
-    success: bool = False
-
-
 def states(messages: Sequence[Message]) -> list[int]:
     """The agent's states in an episode: the index of each of its messages."""
     return [i for i, message in enumerate(messages) if message["role"] == "assistant"]
@@ -223,15 +194,6 @@ def final_state(messages: Sequence[Message]) -> int:
     return (acting or states(messages))[-1]
 
 
-def user_turns(messages: Sequence[Message]) -> int:
-    """The user's utterances so far; the episode runner's answers to a malformed call (user
-    messages holding a malformed_tool_call error) are not turns."""
-    return sum(
-        message["role"] == "user" and MALFORMED not in (message.get("content") or "")
-        for message in messages
-    )
-
-
 def choose_state(messages: Sequence[Message], variant: str, rng: random.Random) -> int:
     """The state the group acts in: any of the agent's, uniformly (step), or the final
     action's (ST); after the last message if the agent never spoke."""
@@ -241,123 +203,28 @@ def choose_state(messages: Sequence[Message], variant: str, rng: random.Random) 
     return final_state(messages) if variant == "st" else rng.choice(found)
 
 
-async def home_at(blueprint: Blueprint, messages: Sequence[Message]) -> tuple[Home, Verifier]:
-    """The blueprint's home after the tool calls of `messages`, replayed in order (the twin is
-    deterministic), and a verifier of its conditions from the start, up to date."""
-    home = blueprint.home()
-    verifier = Verifier(home, blueprint.task.conditions(home))
-    backend = TwinBackend(home)
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            function = call["function"]
-            await backend.run_tool(function["name"], json.loads(function["arguments"]))
-    verifier.step(home)
-    return home, verifier
-
-
-async def outcomes_at(
-    blueprint: Blueprint,
-    messages: Sequence[Message],
-    actions: Sequence[AssistantMessage],
-    code_tokens: Callable[[str], int],
-) -> list[Outcome]:
-    """Run each action at the state after `messages`, on its own copy of the home: the state
-    is replayed once and restored before each action."""
-    home, verifier = await home_at(blueprint, messages)
-    state = home.snapshot()
-    turn = user_turns(messages)
-    found = []
-    for action in actions:
-        home.restore(state)
-        found.append(await _outcome(home, copy.copy(verifier), action, code_tokens, turn))
-    return found
-
-
-async def _outcome(
-    home: Home,
-    verifier: Verifier,
-    action: AssistantMessage,
-    code_tokens: Callable[[str], int],
-    turn: int,
-) -> Outcome:
-    backend = TwinBackend(home)
-    auditor = AuditPolicy()
-    before = set(verifier.collateral(home))
-    progress = penalties = 0.0
-    codes: list[str] = []
-    for call in action.tool_calls:
-        result = await backend.run_tool(call.name, call.arguments)
-        progress += verifier.step(home).reward
-        failure = result.get("error") if result.get("success") is False else None
-        if isinstance(failure, dict):
-            penalties += auditor.verdict_for(failure["code"], failure["message"]).penalty
-        if call.name == "pyexec" and isinstance(call.arguments.get("code"), str):
-            codes.append(call.arguments["code"])
-    report = verifier.step(home)
-    return Outcome(
-        conditions=len(verifier.conditions),
-        progress=progress,
-        collateral=len(set(report.collateral) - before),
-        penalties=penalties,
-        malformed=len(action.parse_errors),
-        restricted=sum(len(restricted(code)) for code in codes),
-        code_tokens=max(map(code_tokens, codes), default=0),
-        turn=turn,
-        success=report.done and not report.collateral,
-    )
-
-
 # --- rewards: TRL reward functions over the rollout's `outcome` column ---------------------------
 
 
-def _outcomes(kwargs: Mapping[str, Any]) -> list[Outcome]:
-    return [Outcome(**o) for o in kwargs["outcome"]]
+def _reward_function(variant: str, term: str) -> RewardFunction:
+    """TRL's reward function for one of the variant's terms, named for it (TRL logs the name),
+    over the rollout's `outcome`, `code_limit` and `turn_limit` columns."""
+
+    def reward(
+        completions: list[Any], code_limit: list[int], turn_limit: list[int], **kwargs: Any
+    ) -> list[float]:
+        rows = zip(kwargs["outcome"], code_limit, turn_limit, strict=True)
+        return [
+            reward_terms(ActionOutcome(**o), variant, code_limit=c, turn_limit=t)[term]
+            for o, c, t in rows
+        ]
+
+    reward.__name__ = reward.__qualname__ = term
+    return reward
 
 
-def verifier_reward(completions: list[Any], **kwargs: Any) -> list[float]:
-    """Conditions newly satisfied minus newly broken, minus entities newly changed that no
-    condition covers, each 1/N of the task's N conditions."""
-    return [o.progress - o.collateral / max(1, o.conditions) for o in _outcomes(kwargs)]
-
-
-def auditor_reward(completions: list[Any], **kwargs: Any) -> list[float]:
-    """The auditor's penalties for the calls it refused or that failed."""
-    return [o.penalties for o in _outcomes(kwargs)]
-
-
-def outcome_reward(completions: list[Any], **kwargs: Any) -> list[float]:
-    """1 if after the action the task is done with nothing else changed, else 0 (ST)."""
-    return [float(o.success) for o in _outcomes(kwargs)]
-
-
-def format_reward(completions: list[Any], **kwargs: Any) -> list[float]:
-    """-1 for a message with a tool call that cannot be read."""
-    return [-1.0 if o.malformed else 0.0 for o in _outcomes(kwargs)]
-
-
-def code_check(completions: list[Any], **kwargs: Any) -> list[float]:
-    """CodeCheck: -1 for pyexec code with a restricted construct."""
-    return [-1.0 if o.restricted else 0.0 for o in _outcomes(kwargs)]
-
-
-def code_length(completions: list[Any], code_limit: list[int], **kwargs: Any) -> list[float]:
-    """CodeLength: -1 for pyexec code longer than the limit, in tokens."""
-    outcomes = _outcomes(kwargs)
-    return [
-        -1.0 if o.code_tokens > limit else 0.0
-        for o, limit in zip(outcomes, code_limit, strict=True)
-    ]
-
-
-def turn_check(completions: list[Any], turn_limit: list[int], **kwargs: Any) -> list[float]:
-    """TurnCheck: -1 for acting beyond the turn limit."""
-    outcomes = _outcomes(kwargs)
-    return [-1.0 if o.turn > limit else 0.0 for o, limit in zip(outcomes, turn_limit, strict=True)]
-
-
-REWARDS: dict[str, list[RewardFunction]] = {
-    "step": [verifier_reward, auditor_reward, format_reward, code_check, code_length, turn_check],
-    "st": [outcome_reward, format_reward, code_check, code_length, turn_check],
+REWARDS = {
+    variant: [_reward_function(variant, term) for term in terms] for variant, terms in TERMS.items()
 }
 
 
@@ -378,11 +245,9 @@ class Sampler:
             **prompt_settings(run.model),
         )
 
-    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+    def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
         """The next message of an episode, sampled."""
-        return await asyncio.to_thread(
-            self.local.generate, messages, tools, temperature=self.run.temperature
-        )
+        return self.local.generate(messages, tools, temperature=self.run.temperature)
 
     def group(
         self, messages: list[Message], tools: list[dict[str, Any]]
@@ -460,25 +325,69 @@ class Rollout:
 
     async def group(
         self, blueprint: Blueprint, sampler: Sampler, rng: random.Random
-    ) -> tuple[list[int], list[list[int]], list[list[float]] | None, list[Outcome]]:
-        """One episode, its chosen state, and the group's actions there with their outcomes."""
+    ) -> tuple[list[int], list[list[int]], list[list[float]] | None, list[ActionOutcome]]:
+        """One episode, its chosen state, and the group's actions there with their outcomes,
+        all played in HomeEnv-v1: the episode stepped with sampled messages, then each action
+        stepped from the env's state at the chosen message."""
+        from ..envs import DialogueEnv  # gymnasium, with the train extra
+
         seed = rng.randrange(2**31)  # the user words each episode anew
         players = Players(SynthesisConfig(user=self.run.user))  # its session lives in this loop
-        try:
-            user = lambda home: players.user(blueprint, seed, home)  # noqa: E731
-            episode = await play(blueprint, sampler, seed, self.limits, user=user)
-        finally:
-            await players.close()
-        before = episode.messages[: choose_state(episode.messages, self.run.variant, rng)]
-        prompt, actions, logprobs = await asyncio.to_thread(sampler.group, before, TOOLS)
         tokenizer = sampler.local.tokenizer
 
         def tokens(code: str) -> int:
             return len(tokenizer(code, add_special_tokens=False)["input_ids"])
 
-        replies = [sampler.local.reply(ids) for ids in actions]
-        outcomes = await outcomes_at(blueprint, before, replies, tokens)
+        env = DialogueEnv(
+            blueprint,
+            self.limits,
+            user=lambda home: players.user(blueprint, seed, home),
+            loop=asyncio.get_running_loop(),
+            variant=self.run.variant,
+            code_limit=self.run.code_limit,
+            turn_limit=self.run.turn_limit,
+            tokens=tokens,
+        )
+        try:
+            saved = await asyncio.to_thread(_play, env, sampler, seed)
+            messages = env.trajectory.messages
+            before = messages[: choose_state(messages, self.run.variant, rng)]
+            prompt, actions, logprobs = await asyncio.to_thread(sampler.group, before, TOOLS)
+            replies = [sampler.local.reply(ids) for ids in actions]
+            outcomes = await asyncio.to_thread(_outcomes, env, saved[len(before)], replies)
+        finally:
+            env.close()
+            await players.close()
         return prompt, actions, logprobs, outcomes
+
+
+def _play(env: DialogueEnv, sampler: Sampler, seed: int) -> dict[int, EnvState]:
+    """Play the env's episode with the sampler; the env's state before each agent message, by
+    the message's index."""
+    env.reset(options={"user_seed": seed})
+    saved: dict[int, EnvState] = {}
+    over = False
+    while not over:
+        trajectory = env.trajectory
+        saved[len(trajectory.messages)] = env.snapshot()
+        try:
+            reply = sampler.act(list(trajectory.messages), env.tool_schemas)
+        except ContextFull:
+            break
+        _, _, terminated, truncated, _ = env.step(reply)
+        over = terminated or truncated
+    return saved
+
+
+def _outcomes(
+    env: DialogueEnv, state: EnvState, actions: Sequence[AssistantMessage]
+) -> list[ActionOutcome]:
+    """Each action's outcome, stepped from `state`."""
+    found = []
+    for action in actions:
+        env.restore(state)
+        found.append(ActionOutcome(**env.step(action)[4]["outcome"]))
+    return found
 
 
 # --- the trainer ----------------------------------------------------------------------------------

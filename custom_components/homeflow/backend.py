@@ -1,9 +1,9 @@
 """The agent's tools inside Home Assistant: HomeFlow's tool surface run directly on `hass`.
 
-Results are those of the twin and the REST backends: the REST backend's helpers build them from
-the same state dicts and registry rows. The agent sees only the entities exposed to its assistant
-(an unexposed one is an unknown one), may call only the auditor policy's actions, and has no
-pyexec.
+Results are those of the twin and the REST backends: twin.surface reads the same state dicts and
+registry rows, in a HomeAssistantView, and call_service reports as the REST backend does. The
+agent sees only the entities exposed to its assistant (an unexposed one is an unknown one), may
+call only the auditor policy's actions, and has no pyexec.
 """
 
 import json
@@ -21,26 +21,30 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import floor_registry as fr
 from homeassistant.helpers.target import TargetSelection, async_extract_referenced_entity_ids
 
-from agent.backends import FloorLayout, Result
 from agent.backends.home_assistant import (
-    STATE_KEYS,
-    _areas_of,
-    _compact,
-    _named_entities,
-    _one_entity_home,
-    _service_error,
-    _unknown_entity,
-    _unknown_target,
-    home_layout,
-    manual_of,
-    payload_error,
+    named_entities,
     run_tool_on,
-    select_entities,
+    service_error,
+    unknown_target,
 )
 from twin.auditor import DEFAULT_POLICY, Policy
-from twin.errors import EntityNotFoundError, ServiceNotFoundError, TwinError
+from twin.errors import ServiceNotFoundError, TwinError
 from twin.home import CROSS_DOMAIN, Home
-from twin.tools import POLICY_CODES, TOOL_SCHEMAS, error
+from twin.surface import (
+    FloorLayout,
+    HomeAssistantState,
+    HomeAssistantView,
+    Result,
+    all_states,
+    compact,
+    describe,
+    error,
+    get_state,
+    layout,
+    list_entities,
+    payload_error,
+)
+from twin.tools import POLICY_CODES, TOOL_SCHEMAS
 from twin.validation import valid_entity_id
 
 # The target keys that reach entities through registries (label_id only through `data`).
@@ -82,20 +86,17 @@ class HassBackend:
     async def list_entities(
         self, area: str | None = None, floor: str | None = None, domain: str | None = None
     ) -> Result:
-        """The exposed entities, sorted by id, in compact form, filtered as the twin's."""
-        return select_entities(self._states(), self._registries(), area, floor, domain)
+        """The exposed entities, sorted by id, in compact form (twin.surface)."""
+        return list_entities(self._view(), area, floor, domain)
 
     async def get_state(self, entity_id: str) -> Result:
         """The exposed entity's state as the REST API gives it, with the twin's keys."""
-        if (state := self._state(entity_id)) is None:
-            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-        return {key: state[key] for key in STATE_KEYS}
+        return get_state(HomeAssistantView(self._state(entity_id)), entity_id)
 
     async def describe(self, entity_id: str) -> Result:
         """The exposed entity's device manual, as the twin writes it."""
-        if (state := self._state(entity_id)) is None:
-            return error(EntityNotFoundError.code, _unknown_entity(entity_id))
-        return manual_of(state, self._registries())
+        view = HomeAssistantView(self._state(entity_id), self._registries())
+        return describe(view, entity_id)
 
     async def call_service(
         self,
@@ -119,13 +120,12 @@ class HassBackend:
                 ServiceNotFoundError.code, f"Action {domain}.{service} not found; see describe"
             )
         body = {**(data or {}), **(target or {})}  # Home Assistant takes the target in the data
-        states = {state["entity_id"]: state for state in self._states()}
-        registries = self._registries()
-        if (unknown := _unknown_target(body, set(states), registries)) is not None:
+        view = self._view()
+        if (unknown := unknown_target(view, body)) is not None:
             return unknown
-        body, reached = self._narrowed(domain, body, set(states))
+        body, reached = self._narrowed(domain, body, set(view.states))
         for entity_id in sorted(reached):
-            if refused := self._refusal(domain, service, states[entity_id], registries):
+            if refused := self._refusal(domain, service, view, entity_id):
                 return refused
         changed: list[State] = []
         context = Context(
@@ -145,18 +145,17 @@ class HassBackend:
                 domain, service, body, blocking=True, context=context
             )
         except probatio.Invalid, ServiceNotFound:
-            return _service_error(400, None)
+            return service_error(400, None)
         except ServiceValidationError as err:
-            return _service_error(400, {"message": str(err)})
+            return service_error(400, {"message": str(err)})
         except HomeAssistantError as err:
-            return _service_error(500, {"message": str(err)})
+            return service_error(500, {"message": str(err)})
         finally:
             unsubscribe()
-        places = _areas_of(registries)
         return {
             "success": True,
             "changed": [
-                _compact(_as_dict(state), places.get(state.entity_id))
+                compact(view, HomeAssistantState(_as_dict(state)))
                 for state in changed
                 if self._exposed(state.entity_id)
             ],
@@ -166,26 +165,30 @@ class HassBackend:
 
     async def states(self) -> dict[str, dict[str, Any]]:
         """Every exposed entity's state, with the twin's keys."""
-        return {s["entity_id"]: {key: s[key] for key in STATE_KEYS} for s in self._states()}
+        return all_states(HomeAssistantView(self._states()))
 
     async def layout(self) -> tuple[FloorLayout, ...]:
-        """The exposed entities by floor and area, as the twin backend orders them."""
-        return home_layout(self._states(), self._registries())
+        """The exposed entities by floor and area (twin.surface.layout)."""
+        return layout(self._view())
 
     # --- Home Assistant ------------------------------------------------------------------------
 
     def _exposed(self, entity_id: str) -> bool:
         return async_should_expose(self.hass, self.assistant, entity_id)
 
-    def _state(self, entity_id: str) -> dict[str, Any] | None:
-        """The exposed entity's state dict; None for an unknown or unexposed entity."""
+    def _state(self, entity_id: str) -> list[dict[str, Any]]:
+        """The exposed entity's state dict; none for an unknown or unexposed entity."""
         if not valid_entity_id(entity_id) or not self._exposed(entity_id):
-            return None
+            return []
         state = self.hass.states.get(entity_id)
-        return None if state is None else _as_dict(state)
+        return [] if state is None else [_as_dict(state)]
 
     def _states(self) -> list[dict[str, Any]]:
         return [_as_dict(s) for s in self.hass.states.async_all() if self._exposed(s.entity_id)]
+
+    def _view(self) -> HomeAssistantView:
+        """The exposed entities' states, and the registries."""
+        return HomeAssistantView(self._states(), self._registries())
 
     def _registries(self) -> dict[str, list[dict[str, Any]]]:
         """The registries' rows with the fields of their WebSocket lists that the helpers read."""
@@ -220,7 +223,7 @@ class HassBackend:
         """The call's data with its targets kept to exposed entities, and the entities it
         reaches: what Home Assistant reaches through devices, areas, floors, labels or "all"."""
         named = body.get("entity_id")
-        explicit = set(_named_entities(named))
+        explicit = set(named_entities(named))
         everything = isinstance(named, str) and named.strip().lower() == "all"
         if everything:
             indirect = set(self.hass.states.async_entity_ids())
@@ -236,19 +239,14 @@ class HassBackend:
         return {**fields, "entity_id": sorted(kept)}, kept
 
     def _refusal(
-        self,
-        domain: str,
-        service: str,
-        state: Mapping[str, Any],
-        registries: Mapping[str, Any],
+        self, domain: str, service: str, view: HomeAssistantView, entity_id: str
     ) -> Result | None:
         """The policy's refusal of the action on one entity (a sensitive one), judged on a twin
         of it; None when allowed."""
         try:
-            home = _one_entity_home(state, registries)
+            home = view.twin_of(entity_id)
         except TwinError:  # a domain the twin does not model, which no sensitive rule names
             return None
-        entity_id = state["entity_id"]
         verdict = self.policy.screen(home, domain, service, None, {"entity_id": entity_id})
         return error(verdict.code, verdict.message) if verdict.code in POLICY_CODES else None
 

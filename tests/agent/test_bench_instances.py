@@ -35,10 +35,10 @@ from agent.flywheel import mcts
 from agent.flywheel.blueprints import (
     Blueprint,
     SplitError,
-    _nudge,
     draft,
     make_blueprint,
 )
+from agent.flywheel.blueprints.scripter import _nudge
 from agent.policies.teacher import TeacherPolicy
 from agent.prompt import system_prompt
 from agent.task import Intent, Task

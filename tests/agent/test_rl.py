@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import json
 import random
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from agent.backends.twin import TwinBackend
 from agent.bench.instances import play
 from agent.cli import main
+from agent.envs import DialogueEnv
 from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.datasets import blueprint_row, write_dataset
 from agent.policies import AssistantMessage, Message, ToolCall
@@ -27,7 +29,7 @@ from agent.policies.teacher import TeacherPolicy
 from agent.training import rl
 from agent.training.common import TrainingError, read_metrics
 from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
-from twin.tools import error
+from twin.reward import ActionOutcome
 
 SEED = 36  # a studio; one condition: state("light.studio_ceiling_light") == "off"
 LIGHT = "light.studio_ceiling_light"
@@ -55,14 +57,29 @@ def call(domain: str, service: str, entity_id: str) -> ToolCall:
     return ToolCall("c1", "call_service", arguments)
 
 
-def rewards(outcome: rl.Outcome, variant: str = "step") -> dict[str, float]:
+def rewards(outcome: ActionOutcome, variant: str = "step") -> dict[str, float]:
     kwargs = {"outcome": [outcome.__dict__ | {}], "code_limit": [1000], "turn_limit": [3]}
     return {f.__name__: f([None], **kwargs)[0] for f in rl.REWARDS[variant]}
 
 
-def score(action: AssistantMessage, messages: list[Message] | None = None) -> rl.Outcome:
-    words = lambda code: len(code.split())  # noqa: E731
-    return asyncio.run(rl.outcomes_at(blueprint(), messages or start(), [action], words))[0]
+def score(action: AssistantMessage, before: Sequence[str] = ()) -> ActionOutcome:
+    """The action's outcome in HomeEnv-v1 at the dialogue's start, after the agent's `before`."""
+    env = DialogueEnv(blueprint(), tokens=lambda code: len(code.split()))
+    env.reset(options={"user_seed": SEED})
+    for earlier in before:
+        env.step(earlier)
+    (outcome,) = rl._outcomes(env, env.snapshot(), [action])
+    return outcome
+
+
+class TeacherSampler:
+    """The scripted teacher in the place of the rollout's sampler."""
+
+    def __init__(self) -> None:
+        self.teacher = TeacherPolicy(blueprint().task, SEED)
+
+    def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        return asyncio.run(self.teacher.act(messages, tools))
 
 
 def test_the_right_action_is_rewarded_by_the_verifier_and_ends_the_task() -> None:
@@ -107,24 +124,28 @@ def test_code_check_code_length_and_turn_check() -> None:
     assert rewards(score(AssistantMessage("", (long,))))["code_length"] == -1.0
     short = ToolCall("c1", "pyexec", {"code": "x = 1"})
     assert rewards(score(AssistantMessage("", (short,))))["code_length"] == 0.0
-    late = [*start(), *[{"role": "user", "content": "And?"}] * 3]
+    late = ["Which light do you mean?"] * 3  # each answered by the user: turn 4
     assert rewards(score(AssistantMessage("Done."), late))["turn_check"] == -1.0
     # The runner's answers to malformed calls come as user messages; they are not turns.
-    correction = {"role": "user", "content": json.dumps(error("malformed_tool_call", "bad JSON"))}
-    assert rl.user_turns([*start(), *[correction] * 3]) == 1
+    assert score(AssistantMessage("Done."), ["<tool_call>{</tool_call>"] * 2).turn == 1
 
 
-def test_a_state_is_the_episodes_home_replayed_exactly() -> None:
-    """Replaying the teacher's calls gives the home its episode ended with."""
+def test_a_state_is_the_episodes_home_restored_exactly() -> None:
+    """The final action stepped again from the env's snapshot before it gives the home the
+    teacher's episode ended with."""
     home = blueprint().home()
     trajectory = asyncio.run(
         play(blueprint(), TeacherPolicy(blueprint().task, SEED), backend=TwinBackend(home))
     )
-    replayed, verifier = asyncio.run(rl.home_at(blueprint(), trajectory.messages))
-    assert {e: s.as_dict() for e, s in replayed.states.items()} == {
+    env = DialogueEnv(blueprint())
+    saved = rl._play(env, TeacherSampler(), SEED)
+    final = rl.final_state(env.trajectory.messages)
+    action = env.trajectory.messages[final]
+    env.restore(saved[final])
+    assert env.step(action)[4]["outcome"]["success"]
+    assert {e: s.as_dict() for e, s in env.home.states.items()} == {
         e: s.as_dict() for e, s in home.states.items()
     }
-    assert verifier.step(replayed).done
     assert trajectory.done
 
 
@@ -269,15 +290,17 @@ def test_the_st_rollout_acts_at_the_final_action(
     model, tokenizer = load(tiny_folder)
     seen: list[list[Message]] = []
 
-    async def teacher_episode(*args: Any, **kwargs: Any) -> Any:
-        return await play(blueprint(), TeacherPolicy(blueprint().task, SEED))
+    play_env = rl._play
+
+    def teacher_episode(env: Any, sampler: Any, seed: int) -> Any:
+        return play_env(env, TeacherSampler(), SEED)  # the teacher's episode, worded as play's
 
     def group(sampler: rl.Sampler, messages: list[Message], tools: list[dict[str, Any]]) -> Any:
         seen.append(messages)
         ids = tokenizer("Done.<|im_end|>", add_special_tokens=False)["input_ids"]
         return [1, 2], [ids, ids], None
 
-    monkeypatch.setattr(rl, "play", teacher_episode)
+    monkeypatch.setattr(rl, "_play", teacher_episode)
     monkeypatch.setattr(rl.Sampler, "group", group)
     run = rl.make_run(run_settings(tmp_path, tiny_folder, variant="st"))
     trainer = rl.build_trainer(run, model, tokenizer, [blueprint()])

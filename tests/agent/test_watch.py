@@ -20,7 +20,7 @@ from aiohttp import web
 from click.testing import CliRunner
 
 from agent.backends import home_assistant
-from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantError
+from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantRequestError
 from agent.cli import main
 from twin.mirror import EVENT_TYPES
 
@@ -154,16 +154,16 @@ async def test_a_home_assistant_that_does_not_answer_is_a_clear_error(
     fake: tuple[str, FakeHomeAssistant], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not a bare TimeoutError: a request, or a WebSocket command (after one new connection),
-    unanswered within TIMEOUT is a HomeAssistantError that says so."""
+    unanswered within TIMEOUT is a HomeAssistantRequestError that says so."""
     url, ha = fake
     ha.silent = True
     monkeypatch.setattr(home_assistant, "TIMEOUT", aiohttp.ClientTimeout(total=0.2))
     async with HomeAssistantBackend(url, TOKEN) as backend:
         with pytest.raises(
-            HomeAssistantError, match=r"did not answer GET /api/states within 0\.2 s"
+            HomeAssistantRequestError, match=r"did not answer GET /api/states within 0\.2 s"
         ):
             await backend.request("GET", "/api/states")
-        with pytest.raises(HomeAssistantError, match=r"no answer within 0\.2 s"):
+        with pytest.raises(HomeAssistantRequestError, match=r"no answer within 0\.2 s"):
             await backend.registry("area")
     assert ha.unanswered == 2
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.backends import Backend, FloorLayout
+from agent.backends import Backend
 from agent.backends.twin import TwinBackend
 from twin.home import Home
+from twin.surface import FloorLayout
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
 # The codes of the script's call_service calls, in order: a success, refusals of each kind...

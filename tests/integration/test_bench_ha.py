@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.backends.home_assistant import HomeAssistantError
+from agent.backends.home_assistant import HomeAssistantRequestError
 from agent.bench.evaluate import NOOP, TEACHER, evaluate
 from agent.bench.ha import ENTRIES, Server, add_home, play_on_server, remove_home
 from agent.bench.instances import BenchInstance, generate_bench
@@ -90,7 +90,8 @@ def test_a_home_held_under_other_ids_is_refused_and_removed(
                 await remove_home(backend, other)
 
     with pytest.raises(
-        HomeAssistantError, match=r"other ids.* there \(\w+\.\w+_2 is extra; .* more\); remove"
+        HomeAssistantRequestError,
+        match=r"other ids.* there \(\w+\.\w+_2 is extra; .* more\); remove",
     ) as err:
         asyncio.run(clash())
     assert server.token not in str(err.value)

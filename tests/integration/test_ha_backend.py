@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantError
+from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantRequestError
 from scripts.hass_server import HASS_PORT
 from tests.integration import test_real_server as real
 from tests.integration.contract import assert_keeps_the_contract
@@ -49,9 +49,9 @@ async def test_a_refused_token_is_an_error_that_does_not_show_it(served_api: rea
     bridge = "\0" + served_api.server.bridge
     token = "not-a-token-" + "x" * 20
     async with HomeAssistantBackend(URL, token, unix_socket=bridge) as ha:
-        with pytest.raises(HomeAssistantError, match="refused the token") as refused:
+        with pytest.raises(HomeAssistantRequestError, match="refused the token") as refused:
             await ha.states()
-        with pytest.raises(HomeAssistantError, match="refused the token") as refused_ws:
+        with pytest.raises(HomeAssistantRequestError, match="refused the token") as refused_ws:
             await ha.layout()
     for shown in (str(refused.value), str(refused_ws.value), repr(ha)):
         assert token not in shown

@@ -11,10 +11,11 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agent.backends.home_assistant import STATE_KEYS, HomeAssistantBackend
+from agent.backends.home_assistant import HomeAssistantBackend
 from scripts.hass_server import HASS_PORT
 from tests.integration import test_real_server as real
 from twin.mirror import SYNC, Mirror, Update
+from twin.surface import STATE_KEYS
 
 # The server and the sockets it needs: test_real_server's fixtures (pytest finds them by name).
 served_api = real.api

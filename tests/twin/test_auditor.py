@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from twin import auditor, targets, tools
+from twin import home as home_module
 from twin.auditor import (
     ALLOWED,
     DEFAULT_POLICY,
@@ -289,3 +291,30 @@ def test_penalty_table_ranks_forbidden_over_sensitive_over_impossible() -> None:
     harsh = Policy(penalties=MappingProxyType({**PENALTIES, "invalid_data": -5.0}))
     assert harsh.verdict_for("invalid_data", "x").penalty == -5.0
     assert isinstance(hash(harsh), int)
+
+
+def test_an_audited_call_resolves_its_target_once(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The auditor judges the call as the home resolves it: the tool, pyexec and `check` walk the
+    registries for a target once, not once to judge and again to act."""
+    selected: list[dict[str, Any]] = []
+    select = targets.select
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        selected.append(args[1])
+        return select(*args, **kwargs)
+
+    for module in (targets, home_module, auditor):
+        monkeypatch.setattr(module, "select", counted, raising=False)
+    kitchen = {"area_id": "kitchen"}
+    for make_call in (
+        lambda: tools.call_service(home, "switch", "toggle", kitchen, policy=DEFAULT_POLICY),
+        lambda: run(
+            'call_service("switch", "toggle", area_id="kitchen")', home, auditor=DEFAULT_POLICY
+        ),
+        lambda: DEFAULT_POLICY.check(home, "switch", "toggle", target=kitchen),
+    ):
+        selected.clear()
+        make_call()
+        assert selected == [{"area_id": ["kitchen"]}]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from twin.catalog import load_catalog, parse_device_type, slugify
+from twin.catalog import DevicePhysics, load_catalog, parse_device_type, slugify
 from twin.errors import HomeDefinitionError
 from twin.home import Home
 from twin.registry import Area
@@ -61,3 +61,36 @@ GOOD: dict[str, Any] = {
 def test_malformed_device_types_name_file_and_type(change: dict[str, Any], message: str) -> None:
     with pytest.raises(HomeDefinitionError, match=f"lamps.yaml: device type 'x'.*{message}"):
         parse_device_type("x", {**GOOD, **change}, "lamps.yaml")
+
+
+LAMP: dict[str, Any] = {
+    "category": "light",
+    "models": [["Acme", "Lamp"]],
+    "entities": [{"domain": "light", "state": "off"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("physics", "message"),
+    [
+        ({"lumen": 900}, "unknown physics key 'lumen'; known: \\['lumens', 'capacity', 'role'\\]"),
+        ({"lumens": 0}, "physics lumens must be a number above 0, got 0"),
+        ({"lumens": "bright"}, "physics lumens must be a number above 0"),
+        ({"lumens": True}, "physics lumens must be a number above 0"),
+        ({"lumens": float("inf")}, "physics lumens must be a number above 0"),
+        ({"role": "heater"}, "physics role must be one of \\['whole_home', 'room_valve'"),
+        ({"role": ["purifier"]}, "physics role must be one of"),
+        ({"capacity": 5}, "physics capacity 5 needs a climate entity"),
+        ({"role": "purifier"}, "physics role 'purifier' needs a fan entity"),
+        ([{"lumens": 900}], "physics must be a mapping of \\['lumens', 'capacity', 'role'\\]"),
+    ],
+)
+def test_malformed_physics_names_file_and_type(physics: object, message: str) -> None:
+    with pytest.raises(HomeDefinitionError, match=f"lamps.yaml: device type 'x': {message}"):
+        parse_device_type("x", {**LAMP, "physics": physics}, "lamps.yaml")
+
+
+def test_physics_numbers_are_read_as_floats() -> None:
+    lamp = parse_device_type("x", {**LAMP, "physics": {"lumens": 900}}, "lamps.yaml")
+    assert lamp.physics == DevicePhysics(lumens=900.0)
+    assert isinstance(lamp.physics.lumens, float)

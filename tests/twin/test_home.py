@@ -445,3 +445,70 @@ def test_an_error_before_any_entity_comes_before_those_of_several_entities(
             {"entity_id": ["fan.tower_fan", "fan.pedestal_fan"]},
             strict=False,
         )
+
+
+# --- one path: resolve, plan, apply, in either mode -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("domain", "service", "target"),
+    [
+        ("switch", "turn_on", {"entity_id": "switch.kettle"}),
+        ("switch", "toggle", {"area_id": "kitchen"}),
+        ("switch", "turn_on", {"floor_id": "upstairs"}),
+        ("switch", "turn_off", {"entity_id": "all"}),
+        ("homeassistant", "toggle", {"device_id": ["kettle", "towel"]}),
+    ],
+)
+def test_strict_and_lenient_calls_take_one_path_and_agree_where_home_assistant_does(
+    home: Home, monkeypatch: pytest.MonkeyPatch, domain: str, service: str, target: dict[str, Any]
+) -> None:
+    """Both modes resolve, plan and apply (a lenient homeassistant.* call plans each domain's
+    call the same way); where Home Assistant acts as the strict twin does, they agree."""
+    steps: list[str] = []
+    applied: list[bool] = []
+    resolve, plan, apply = Home.resolve, Home.plan, Home.apply
+
+    def traced_apply(self: Home, plan: Any) -> Any:
+        steps.append("apply")
+        applied.append(plan.strict)
+        return apply(self, plan)
+
+    monkeypatch.setattr(
+        Home, "resolve", lambda *a, **k: steps.append("resolve") or resolve(*a, **k)
+    )
+    monkeypatch.setattr(Home, "plan", lambda *a: steps.append("plan") or plan(*a))
+    monkeypatch.setattr(Home, "apply", traced_apply)
+    lenient = home.copy()
+    strict_result = home.call_service(domain, service, target=target)
+    assert steps == ["resolve", "plan", "apply"]
+    steps.clear()
+    lenient_result = lenient.call_service(domain, service, target=target, strict=False)
+    assert steps[:2] == ["resolve", "plan"]
+    assert steps[2:] == ["resolve", "plan"] * (len(steps[2:]) // 2) + ["apply"]
+    assert applied == [True, False]
+    assert set(lenient_result.entity_ids) == set(strict_result.entity_ids) != set()
+    assert lenient.states == home.states
+
+
+def test_the_modes_differ_only_where_home_assistant_adjusts(home: Home) -> None:
+    """An unknown id in the target: strict refuses it while resolving; lenient skips it, and the
+    plan acts on the rest, as Home Assistant does."""
+    target = {"entity_id": ["switch.kettle", "switch.nope"]}
+    with pytest.raises(EntityNotFoundError):
+        home.resolve("switch", "turn_on", target=target)
+    plan = home.plan(home.resolve("switch", "turn_on", target=target, strict=False))
+    assert [entry.entity_id for step in plan.steps for entry in step.entries] == ["switch.kettle"]
+    assert not plan.strict
+    assert home.apply(plan).entity_ids == ("switch.kettle",)
+    assert on(home) == {"switch.kettle"}
+
+
+def test_planning_changes_nothing_and_a_plan_applies_once_resolved(home: Home) -> None:
+    before = dict(home.states)
+    call = home.resolve("switch", "turn_on", target={"area_id": "kitchen"})
+    assert call.selection.indirect == ("sensor.kettle_power", "switch.hall", "switch.kettle")
+    plan = home.plan(call)
+    assert home.states == before
+    assert home.apply(plan).entity_ids == ("switch.hall", "switch.kettle")
+    assert on(home) == {"switch.kettle", "switch.hall"}

@@ -7,6 +7,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,6 @@ from twin.homefile import (
 from twin.outdoor import ConstantWeather, Outdoor
 from twin.registry import Area, Device, EntityEntry, Floor
 from twin.room import RoomClimate
-from twin.service import Domain
 from twin.state import State
 from twin.weather import Weather, cities
 
@@ -1064,7 +1064,7 @@ entities:
 def climate_features(monkeypatch: pytest.MonkeyPatch) -> None:
     """Climate's feature names with Home Assistant's values, whatever climate.py defines now."""
     features = {"fan_mode": 8, "turn_off": 128, "turn_on": 256}
-    monkeypatch.setitem(DOMAINS, "climate", Domain.of("climate", [], features))
+    monkeypatch.setitem(DOMAINS, "climate", replace(DOMAINS["climate"], features=features))
 
 
 @pytest.mark.usefixtures("climate_features")

@@ -3,10 +3,12 @@ weather, the time of day and the household."""
 
 from __future__ import annotations
 
+import ast
 import io
 import statistics
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+import twin
 from twin.catalog import load_catalog
 from twin.domains.climate import derive_hvac_action
 from twin.errors import HomeDefinitionError
@@ -561,3 +564,34 @@ def test_summary_renders_as_a_table() -> None:
     assert "30 homes" in text
     for row in ("home types", "devices per home", "rooms", "device types", "cities"):
         assert row in text
+
+
+# --- the package ------------------------------------------------------------------------------
+
+
+def imported_modules(path: Path, package: str) -> set[str]:
+    """The absolute names of the modules (and `from x import y` names) a source file imports."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
+            names |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_the_home_generator_is_a_folder_of_its_own() -> None:
+    """Only the twin's CLI imports HomeMaker: the twin itself needs none of its parts."""
+    root = Path(twin.__file__).parent
+    importers = set()
+    for path in sorted(root.rglob("*.py")):
+        if root / "homemaker" in path.parents:
+            continue
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        package = ".".join(parts if path.name == "__init__.py" else parts[:-1])
+        if any(name.startswith("twin.homemaker") for name in imported_modules(path, package)):
+            importers.add(path.relative_to(root).as_posix())
+    assert importers == {"cli.py"}
+    assert (root / "homemaker" / "homemaker.yaml").is_file()

@@ -13,13 +13,13 @@ from twin.catalog import load_catalog
 from twin.home import Home
 from twin.homefile import load_home
 from twin.manual import describe as manual_describe
+from twin.surface import jsonable
 from twin.tools import (
     TOOL_NAMES,
     TOOL_SCHEMAS,
     call_service,
     describe,
     get_state,
-    jsonable,
     list_entities,
     pyexec,
     run_tool,

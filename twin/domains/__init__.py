@@ -1,66 +1,54 @@
-"""One module per Home Assistant entity domain: its services and what they do to an entity."""
+"""The registry of entity domains: every module of this package that declares a `DOMAIN`.
+
+Each domain is declared once, in its own module (twin.domains.descriptor says what a declaration
+holds), and its device types in the catalog's YAML (twin/device_types/). Adding a domain is adding
+its module and YAML: the registry finds the module, and the tables below, the device manual, the
+auditor, the tools, the home files and the agent's goals read the domain from here.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
 
 import voluptuous as vol
 
 from ..errors import HomeDefinitionError
 from ..registry import EntityEntry
-from ..service import Domain
 from ..state import State
 from ..validation import shown
-from . import (
-    climate,
-    cover,
-    fan,
-    humidifier,
-    light,
-    lock,
-    media_player,
-    rules,
-    sensor,
-    switch,
-    vacuum,
-    valve,
-    water_heater,
-)
+from . import rules
+from .descriptor import Domain
 
-DOMAINS: dict[str, Domain] = {
-    domain.name: domain
-    for domain in (
-        light.DOMAIN,
-        switch.DOMAIN,
-        fan.DOMAIN,
-        climate.DOMAIN,
-        cover.DOMAIN,
-        media_player.DOMAIN,
-        humidifier.DOMAIN,
-        lock.DOMAIN,
-        vacuum.DOMAIN,
-        water_heater.DOMAIN,
-        valve.DOMAIN,
-        sensor.SENSOR,
-        sensor.BINARY_SENSOR,
-    )
-}
-# What each domain's entities may hold (twin.domains.rules); a domain without rules reads nothing
-# more than the entity-level keys.
-RULES: dict[str, rules.EntityRules] = {
-    "light": light.RULES,
-    "fan": fan.RULES,
-    "climate": climate.RULES,
-    "cover": cover.RULES,
-    "media_player": media_player.RULES,
-    "humidifier": humidifier.RULES,
-    "lock": lock.RULES,
-    "vacuum": vacuum.RULES,
-    "water_heater": water_heater.RULES,
-    "valve": valve.RULES,
-    "sensor": sensor.SENSOR_RULES,
-}
+
+def _discover() -> dict[str, Domain]:
+    """The `DOMAIN` of every module of this package that has one, by name, sorted."""
+    found: dict[str, Domain] = {}
+    for module in pkgutil.iter_modules(__path__):
+        domain = getattr(importlib.import_module(f"{__name__}.{module.name}"), "DOMAIN", None)
+        if domain is None:
+            continue
+        if not isinstance(domain, Domain) or domain.name != module.name:
+            raise TypeError(
+                f"{__name__}.{module.name}.DOMAIN must be the Domain named {module.name!r}: a "
+                "domain's module is named after it"
+            )
+        found[domain.name] = domain
+    return dict(sorted(found.items()))
+
+
+DOMAINS: dict[str, Domain] = _discover()
+# What each domain's entities may hold (twin.domains.rules).
+RULES: dict[str, rules.EntityRules] = {name: domain.rules for name, domain in DOMAINS.items()}
+# The domains whose entities are devices, which an agent may act on by default (twin.auditor).
+DEVICE_DOMAINS = frozenset(name for name, domain in DOMAINS.items() if domain.device)
+# The state attributes list_entities shows beside the state, by domain (when set).
+KEY_ATTRIBUTES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {name: domain.key_attributes for name, domain in DOMAINS.items() if domain.key_attributes}
+)
 # Home Assistant's longest state (MAX_LENGTH_STATE_STATE): a longer one is an InvalidStateError.
 MAX_STATE_LENGTH = 255
 # What the values of a state (and of an entity's capabilities) are made of, with lists and tuples.
@@ -78,7 +66,7 @@ _ENTITY_VALUES = {
 def domain_of(name: str) -> Domain:
     """The domain's behaviour; one the twin does not simulate (`person`, `sun`, a mirrored
     home's `automation`...) offers no services: its entities are read-only, as sensors are."""
-    return DOMAINS.get(name) or Domain.of(name, [])
+    return DOMAINS.get(name) or Domain(name, {})
 
 
 def feature_mask(name: str) -> int | None:

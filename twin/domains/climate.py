@@ -16,9 +16,10 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..registry import EntityEntry
-from ..service import Domain, EntityDraft, Handler, Service, check_range, schema
+from ..service import EntityDraft, Handler, Service, check_range, schema
 from ..state import State
 from ..validation import Numeric, string
+from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes, has_feature
 from .rules import (
     PERCENT,
     STEP,
@@ -349,6 +350,46 @@ def _option_service(key: str, feature: int, description: str) -> Service:
     )
 
 
+# --- what a climate entity may hold (twin.domains.rules) ------------------------------------------
+
+AUX_HEAT = 64  # ClimateEntityFeature.AUX_HEAT, which Home Assistant has retired
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its temperature and humidity ranges in order, as set_temperature and set_humidity use."""
+    caps = entry.capabilities
+    ordered(caps, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
+    ordered(caps, ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, DEFAULT_MIN_HUMIDITY, DEFAULT_MAX_HUMIDITY)
+
+
+RULES = EntityRules(
+    {
+        **{options_key: optional(names()) for _, _, options_key in OPTIONS.values()},
+        **{key: optional(text) for key in OPTIONS},
+        ATTR_HVAC_MODES: optional(names(one_of(HVAC_MODES))),
+        ATTR_MIN_TEMP: TEMPERATURE,
+        ATTR_MAX_TEMP: TEMPERATURE,
+        "target_temp_step": optional(STEP),
+        ATTR_MIN_HUMIDITY: PERCENT,
+        ATTR_MAX_HUMIDITY: PERCENT,
+        "target_humidity_step": optional(STEP),
+        ATTR_CURRENT_TEMPERATURE: optional(TEMPERATURE),
+        **{key: optional(TEMPERATURE) for key in TEMPERATURE_KEYS},
+        ATTR_HUMIDITY: optional(PERCENT),
+        "current_humidity": optional(PERCENT),
+        ATTR_HVAC_ACTION: optional(text),
+        LAST_ON_MODE: optional(one_of(HVAC_MODES)),
+        "capacity": optional(number(0)),  # twin.physics.CAPACITY: how fast it heats a room, °C/h
+    },
+    _consistent,
+    AUX_HEAT,
+)
+
+# What bounds a target temperature, for the device manual.
+_TEMPERATURE_RANGE = CapabilityRange(
+    ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP, "target_temp_step"
+)
+
 DOMAIN = Domain.of(
     "climate",
     [
@@ -388,40 +429,49 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
-)
-
-
-# --- what a climate entity may hold (twin.domains.rules) ------------------------------------------
-
-AUX_HEAT = 64  # ClimateEntityFeature.AUX_HEAT, which Home Assistant has retired
-
-
-def _consistent(entry: EntityEntry, state: State) -> None:
-    """Its temperature and humidity ranges in order, as set_temperature and set_humidity use."""
-    caps = entry.capabilities
-    ordered(caps, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
-    ordered(caps, ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, DEFAULT_MIN_HUMIDITY, DEFAULT_MAX_HUMIDITY)
-
-
-RULES = EntityRules(
-    {
-        **{options_key: optional(names()) for _, _, options_key in OPTIONS.values()},
-        **{key: optional(text) for key in OPTIONS},
-        ATTR_HVAC_MODES: optional(names(one_of(HVAC_MODES))),
-        ATTR_MIN_TEMP: TEMPERATURE,
-        ATTR_MAX_TEMP: TEMPERATURE,
-        "target_temp_step": optional(STEP),
-        ATTR_MIN_HUMIDITY: PERCENT,
-        ATTR_MAX_HUMIDITY: PERCENT,
-        "target_humidity_step": optional(STEP),
-        ATTR_CURRENT_TEMPERATURE: optional(TEMPERATURE),
-        **{key: optional(TEMPERATURE) for key in TEMPERATURE_KEYS},
-        ATTR_HUMIDITY: optional(PERCENT),
-        "current_humidity": optional(PERCENT),
-        ATTR_HVAC_ACTION: optional(text),
-        LAST_ON_MODE: optional(one_of(HVAC_MODES)),
-        "capacity": optional(number(0)),  # twin.physics.CAPACITY: how fast it heats a room, °C/h
+    rules=RULES,
+    device=True,
+    key_attributes=(
+        ATTR_CURRENT_TEMPERATURE,
+        ATTR_TEMPERATURE,
+        ATTR_TARGET_TEMP_LOW,
+        ATTR_TARGET_TEMP_HIGH,
+    ),
+    fields={
+        ATTR_TEMPERATURE: FieldNotes(_TEMPERATURE_RANGE, applies=has_feature(TARGET_TEMPERATURE)),
+        **{
+            key: FieldNotes(_TEMPERATURE_RANGE, applies=has_feature(TARGET_TEMPERATURE_RANGE))
+            for key in (ATTR_TARGET_TEMP_LOW, ATTR_TARGET_TEMP_HIGH)
+        },
+        ATTR_HUMIDITY: FieldNotes(
+            CapabilityRange(
+                ATTR_MIN_HUMIDITY,
+                ATTR_MAX_HUMIDITY,
+                DEFAULT_MIN_HUMIDITY,
+                DEFAULT_MAX_HUMIDITY,
+                "target_humidity_step",
+            )
+        ),
+        **{
+            key: FieldNotes(options_from=options_key)
+            for key, (_, _, options_key) in OPTIONS.items()
+        },
     },
-    _consistent,
-    AUX_HEAT,
+    state_outcomes={"turn_on": '!= "off"', "turn_off": '== "off"'},
+    carrying=Carrying(
+        capabilities=frozenset(
+            {
+                ATTR_MIN_TEMP,
+                ATTR_MAX_TEMP,
+                "target_temp_step",
+                ATTR_MIN_HUMIDITY,
+                ATTR_MAX_HUMIDITY,
+                "target_humidity_step",
+                *(options_key for _, _, options_key in OPTIONS.values()),
+            }
+        ),
+        state_attribute=ATTR_HVAC_MODE,
+        temperature_unit=True,
+    ),
+    color="#e76f51",
 )

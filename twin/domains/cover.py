@@ -19,8 +19,9 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, string
+from .descriptor import Carrying, Domain, FieldNotes, has_feature
 from .rules import PERCENT, EntityRules, flag, names, optional
 
 OPEN = 1
@@ -152,6 +153,18 @@ def toggle_cover_tilt(entity: EntityDraft, data: dict[str, Any]) -> None:
     _put(entity, ATTR_CURRENT_TILT_POSITION, 100 if closed else 0)
 
 
+# What a cover may hold (twin.domains.rules).
+RULES = EntityRules(
+    {
+        ATTR_SUPPORTED_SPEEDS: optional(names()),
+        ATTR_CURRENT_POSITION: optional(PERCENT),
+        ATTR_CURRENT_TILT_POSITION: optional(PERCENT),
+        ATTR_IS_CLOSED: optional(flag),
+        LAST_MOVE_OPEN: optional(flag),
+    }
+)
+
+
 DOMAIN = Domain.of(
     "cover",
     [
@@ -214,16 +227,18 @@ DOMAIN = Domain.of(
         "set_tilt_position": SET_TILT_POSITION,
         "speed": SPEED,
     },
-)
-
-
-# What a cover may hold (twin.domains.rules).
-RULES = EntityRules(
-    {
-        ATTR_SUPPORTED_SPEEDS: optional(names()),
-        ATTR_CURRENT_POSITION: optional(PERCENT),
-        ATTR_CURRENT_TILT_POSITION: optional(PERCENT),
-        ATTR_IS_CLOSED: optional(flag),
-        LAST_MOVE_OPEN: optional(flag),
-    }
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_CURRENT_POSITION,),
+    fields={ATTR_SPEED: FieldNotes(options_from=ATTR_SUPPORTED_SPEEDS, applies=has_feature(SPEED))},
+    state_outcomes={"open_cover": '== "open"', "close_cover": '== "closed"'},
+    attribute_outcomes={
+        "open_cover_tilt": (ATTR_CURRENT_TILT_POSITION, 100),
+        "close_cover_tilt": (ATTR_CURRENT_TILT_POSITION, 0),
+    },
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_SUPPORTED_SPEEDS}),
+        boolean_states=(STATE_OPEN, STATE_CLOSED),
+    ),
+    color="#6a994e",
 )

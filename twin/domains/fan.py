@@ -13,8 +13,9 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, boolean, string
+from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes, has_feature
 from .rules import PERCENT, EntityRules, flag, names, number, optional, text
 
 # FanEntityFeature.
@@ -203,6 +204,20 @@ def set_preset_mode(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 _STEP_SCHEMA = schema({vol.Optional(ATTR_PERCENTAGE_STEP): _PERCENTAGE})
 
+
+# What a fan may hold (twin.domains.rules); speed_count divides by its percentage_step.
+RULES = EntityRules(
+    {
+        ATTR_PERCENTAGE_STEP: optional(number(0.01, 100)),
+        ATTR_PRESET_MODES: optional(names()),
+        ATTR_PERCENTAGE: optional(PERCENT),
+        ATTR_PRESET_MODE: optional(text),
+        ATTR_OSCILLATING: optional(flag),
+        ATTR_DIRECTION: optional(text),
+    }
+)
+
+
 DOMAIN = Domain.of(
     "fan",
     [
@@ -271,17 +286,19 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
-)
-
-
-# What a fan may hold (twin.domains.rules); speed_count divides by its percentage_step.
-RULES = EntityRules(
-    {
-        ATTR_PERCENTAGE_STEP: optional(number(0.01, 100)),
-        ATTR_PRESET_MODES: optional(names()),
-        ATTR_PERCENTAGE: optional(PERCENT),
-        ATTR_PRESET_MODE: optional(text),
-        ATTR_OSCILLATING: optional(flag),
-        ATTR_DIRECTION: optional(text),
-    }
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_PERCENTAGE, ATTR_PRESET_MODE),
+    fields={
+        ATTR_PERCENTAGE: FieldNotes(
+            CapabilityRange(step=ATTR_PERCENTAGE_STEP), applies=has_feature(SET_SPEED)
+        ),
+        ATTR_PRESET_MODE: FieldNotes(
+            options_from=ATTR_PRESET_MODES, applies=has_feature(PRESET_MODE)
+        ),
+        ATTR_DIRECTION: FieldNotes(options=DIRECTIONS),
+    },
+    state_outcomes=ON_OFF_OUTCOMES,
+    carrying=Carrying(capabilities=frozenset({ATTR_PRESET_MODES})),
+    color="#4ea8de",
 )

@@ -13,9 +13,10 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..registry import EntityEntry
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import Numeric, string
+from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes
 from .rules import PERCENT, STEP, EntityRules, names, optional, ordered, text
 
 # HumidifierEntityFeature.
@@ -105,30 +106,6 @@ def set_mode(entity: EntityDraft, data: dict[str, Any]) -> None:
     entity.attributes[ATTR_MODE] = mode
 
 
-DOMAIN = Domain.of(
-    "humidifier",
-    [
-        Service("turn_on", turn_on, description="Turn the device on."),
-        Service("turn_off", turn_off, description="Turn the device off."),
-        Service("toggle", toggle, description="Turn the device off if on, else on."),
-        Service(
-            "set_mode",
-            set_mode,
-            schema({vol.Required(ATTR_MODE): string}),
-            (MODES,),
-            "Switch to one of the device's available_modes.",
-        ),
-        Service(
-            "set_humidity",
-            set_humidity,
-            schema({vol.Required(ATTR_HUMIDITY): Numeric(int, 0, 100)}),
-            description="Set the target humidity, within min_humidity and max_humidity.",
-        ),
-    ],
-    FEATURES,
-)
-
-
 # --- what a humidifier may hold (twin.domains.rules) ----------------------------------------------
 
 
@@ -150,4 +127,46 @@ RULES = EntityRules(
         ATTR_ACTION: optional(text),
     },
     _consistent,
+)
+
+
+DOMAIN = Domain.of(
+    "humidifier",
+    [
+        Service("turn_on", turn_on, description="Turn the device on."),
+        Service("turn_off", turn_off, description="Turn the device off."),
+        Service("toggle", toggle, description="Turn the device off if on, else on."),
+        Service(
+            "set_mode",
+            set_mode,
+            schema({vol.Required(ATTR_MODE): string}),
+            (MODES,),
+            "Switch to one of the device's available_modes.",
+        ),
+        Service(
+            "set_humidity",
+            set_humidity,
+            schema({vol.Required(ATTR_HUMIDITY): Numeric(int, 0, 100)}),
+            description="Set the target humidity, within min_humidity and max_humidity.",
+        ),
+    ],
+    FEATURES,
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_HUMIDITY, ATTR_CURRENT_HUMIDITY),
+    fields={
+        ATTR_HUMIDITY: FieldNotes(
+            CapabilityRange(
+                ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, DEFAULT_MIN_HUMIDITY, DEFAULT_MAX_HUMIDITY
+            )
+        ),
+        ATTR_MODE: FieldNotes(options_from=ATTR_AVAILABLE_MODES),
+    },
+    state_outcomes=ON_OFF_OUTCOMES,
+    carrying=Carrying(
+        capabilities=frozenset(
+            {ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, "target_humidity_step", ATTR_AVAILABLE_MODES}
+        )
+    ),
+    color="#48cae4",
 )

@@ -12,7 +12,7 @@ profiles exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -21,9 +21,18 @@ import voluptuous as vol
 from .. import color
 from ..errors import HomeDefinitionError, ServiceValidationError
 from ..registry import EntityEntry
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import Numeric, shown, string
+from .descriptor import (
+    ON_OFF_OUTCOMES,
+    CapabilityRange,
+    Carrying,
+    Domain,
+    FieldFilter,
+    FieldNotes,
+    has_feature,
+)
 from .rules import EntityRules, names, number, one_of, optional, sequence, text
 
 # Colour modes (Home Assistant's ColorMode) and the groups light/const.py builds from them.
@@ -463,24 +472,6 @@ def _color_attributes(mode: str, value: Any, min_kelvin: int, max_kelvin: int) -
     }
 
 
-DOMAIN = Domain.of(
-    "light",
-    [
-        Service(
-            "turn_on",
-            turn_on,
-            TURN_ON_SCHEMA,
-            description="Turn lights on, or set their brightness, colour or effect.",
-        ),
-        Service("turn_off", turn_off, TURN_OFF_SCHEMA, description="Turn lights off."),
-        Service(
-            "toggle", toggle, TURN_ON_SCHEMA, description="Toggle lights; when off, as turn_on."
-        ),
-    ],
-    {"effect": EFFECT, "flash": FLASH, "transition": TRANSITION},
-)
-
-
 # --- what a light may hold (twin.domains.rules) -------------------------------------------------
 
 _KELVIN = number(1000, 40000)  # what color.kelvin_to_rgb models
@@ -544,4 +535,76 @@ RULES = EntityRules(
         "rgbww_color": optional(sequence(*[_CHANNEL] * 5)),
     },
     _consistent,
+)
+
+
+# --- what the device manual says of a light's fields, after Home Assistant's services.yaml ------
+
+_BRIGHTNESS_FIELDS = ("brightness", "brightness_pct", "brightness_step", "brightness_step_pct")
+_COLOR_FIELDS = frozenset(
+    {"color_name", "hs_color", "rgb_color", "rgbw_color", "rgbww_color", "xy_color"}
+)
+
+
+def _has_mode(modes: Iterable[str]) -> FieldFilter:
+    """A light filter of services.yaml: the light supports one of `modes`."""
+    wanted = frozenset(modes)
+    return lambda entry: (
+        not wanted.isdisjoint(entry.capabilities.get("supported_color_modes") or ())
+    )
+
+
+_BRIGHTNESS = _has_mode(COLOR_MODES_BRIGHTNESS)
+
+
+DOMAIN = Domain.of(
+    "light",
+    [
+        Service(
+            "turn_on",
+            turn_on,
+            TURN_ON_SCHEMA,
+            description="Turn lights on, or set their brightness, colour or effect.",
+        ),
+        Service("turn_off", turn_off, TURN_OFF_SCHEMA, description="Turn lights off."),
+        Service(
+            "toggle", toggle, TURN_ON_SCHEMA, description="Toggle lights; when off, as turn_on."
+        ),
+    ],
+    {"effect": EFFECT, "flash": FLASH, "transition": TRANSITION},
+    rules=RULES,
+    device=True,
+    key_attributes=("brightness",),
+    fields={
+        "transition": FieldNotes(applies=has_feature(TRANSITION)),
+        "flash": FieldNotes(applies=has_feature(FLASH)),
+        "effect": FieldNotes(options_from="effect_list", applies=has_feature(EFFECT)),
+        **{key: FieldNotes(applies=_BRIGHTNESS) for key in _BRIGHTNESS_FIELDS},
+        "color_temp_kelvin": FieldNotes(
+            CapabilityRange(
+                "min_color_temp_kelvin",
+                "max_color_temp_kelvin",
+                DEFAULT_MIN_KELVIN,
+                DEFAULT_MAX_KELVIN,
+            ),
+            applies=_has_mode(COLOR_MODES_COLOR | {COLOR_TEMP}),
+        ),
+        **{key: FieldNotes(applies=_has_mode(COLOR_MODES_COLOR)) for key in _COLOR_FIELDS},
+        "white": FieldNotes(applies=_has_mode({WHITE})),
+        "profile": FieldNotes(options=tuple(PROFILES)),
+    },
+    state_outcomes=ON_OFF_OUTCOMES,
+    carrying=Carrying(
+        capabilities=frozenset(
+            {
+                "min_color_temp_kelvin",
+                "max_color_temp_kelvin",
+                "effect_list",
+                "supported_color_modes",
+            }
+        ),
+        tuples=frozenset(_COLOR_FIELDS - {"color_name"}),
+        on_attribute="brightness",
+    ),
+    color="#f2c14e",
 )

@@ -19,8 +19,9 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..validation import string
+from .descriptor import Domain, FieldNotes
 from .rules import EntityRules, optional, pattern
 
 OPEN = 1
@@ -69,6 +70,10 @@ def open_lock(entity: EntityDraft, data: dict[str, Any]) -> None:
     entity.state = STATE_OPEN
 
 
+# What a lock may hold (twin.domains.rules): a code_format that compiles.
+RULES = EntityRules({ATTR_CODE_FORMAT: optional(pattern)})
+
+
 DOMAIN = Domain.of(
     "lock",
     [
@@ -77,8 +82,9 @@ DOMAIN = Domain.of(
         Service("open", open_lock, _CODE_SCHEMA, (OPEN,), "Opens a lock."),
     ],
     {"open": OPEN},
+    rules=RULES,
+    device=True,
+    fields={ATTR_CODE: FieldNotes(pattern_from=ATTR_CODE_FORMAT)},
+    state_outcomes={"lock": '== "locked"', "unlock": '== "unlocked"', "open": '== "open"'},
+    color="#343a40",
 )
-
-
-# What a lock may hold (twin.domains.rules): a code_format that compiles.
-RULES = EntityRules({ATTR_CODE_FORMAT: optional(pattern)})

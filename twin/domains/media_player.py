@@ -20,9 +20,10 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..registry import EntityEntry
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import boolean, small_float, string
+from .descriptor import Carrying, Domain, FieldNotes
 from .rules import EntityRules, flag, index, names, number, one_of, optional, sequence, text
 
 OFF = "off"
@@ -403,6 +404,43 @@ PLAY_MEDIA_SCHEMA = vol.All(
     _rewrite_enqueue,
 )
 
+
+# --- what a media player may hold (twin.domains.rules) --------------------------------------------
+
+# MediaPlayerEntityFeature's bits the twin offers no service for: SEEK, CLEAR_PLAYLIST,
+# BROWSE_MEDIA, GROUPING, MEDIA_ANNOUNCE, MEDIA_ENQUEUE and SEARCH_MEDIA.
+UNMODELLED_FEATURES = 2 | 8192 | 131072 | 524288 | 1048576 | 2097152 | 4194304
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its place in the built-in playlist within the playlist (`_show_media` shows that item)."""
+    track = state.hidden.get(HIDDEN_TRACK)
+    size = len(_playlist(EntityDraft.of(entry, state)))
+    if track is not None and track >= size:
+        raise vol.Invalid(
+            f"hidden.{HIDDEN_TRACK}: {track} is past the built-in playlist of this player "
+            f"(0-{size - 1})"
+        )
+
+
+RULES = EntityRules(
+    {
+        ATTR_SOURCE_LIST: optional(names()),
+        ATTR_SOUND_MODE_LIST: optional(names()),
+        ATTR_VOLUME_LEVEL: optional(number(0, 1)),
+        ATTR_VOLUME_MUTED: optional(flag),
+        ATTR_SOURCE: optional(text),
+        ATTR_SOUND_MODE: optional(text),
+        ATTR_SHUFFLE: optional(flag),
+        ATTR_REPEAT: optional(one_of(REPEAT_MODES)),
+        HIDDEN_TRACK: index,
+        HIDDEN_MEDIA: optional(sequence(text, text)),
+    },
+    _consistent,
+    UNMODELLED_FEATURES,
+)
+
+
 DOMAIN = Domain.of(
     "media_player",
     [
@@ -500,40 +538,21 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
-)
-
-
-# --- what a media player may hold (twin.domains.rules) --------------------------------------------
-
-# MediaPlayerEntityFeature's bits the twin offers no service for: SEEK, CLEAR_PLAYLIST,
-# BROWSE_MEDIA, GROUPING, MEDIA_ANNOUNCE, MEDIA_ENQUEUE and SEARCH_MEDIA.
-UNMODELLED_FEATURES = 2 | 8192 | 131072 | 524288 | 1048576 | 2097152 | 4194304
-
-
-def _consistent(entry: EntityEntry, state: State) -> None:
-    """Its place in the built-in playlist within the playlist (`_show_media` shows that item)."""
-    track = state.hidden.get(HIDDEN_TRACK)
-    size = len(_playlist(EntityDraft.of(entry, state)))
-    if track is not None and track >= size:
-        raise vol.Invalid(
-            f"hidden.{HIDDEN_TRACK}: {track} is past the built-in playlist of this player "
-            f"(0-{size - 1})"
-        )
-
-
-RULES = EntityRules(
-    {
-        ATTR_SOURCE_LIST: optional(names()),
-        ATTR_SOUND_MODE_LIST: optional(names()),
-        ATTR_VOLUME_LEVEL: optional(number(0, 1)),
-        ATTR_VOLUME_MUTED: optional(flag),
-        ATTR_SOURCE: optional(text),
-        ATTR_SOUND_MODE: optional(text),
-        ATTR_SHUFFLE: optional(flag),
-        ATTR_REPEAT: optional(one_of(REPEAT_MODES)),
-        HIDDEN_TRACK: index,
-        HIDDEN_MEDIA: optional(sequence(text, text)),
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_VOLUME_LEVEL, ATTR_SOURCE),
+    fields={
+        ATTR_SOURCE: FieldNotes(options_from=ATTR_SOURCE_LIST),
+        ATTR_SOUND_MODE: FieldNotes(options_from=ATTR_SOUND_MODE_LIST),
     },
-    _consistent,
-    UNMODELLED_FEATURES,
+    state_outcomes={
+        "turn_on": 'not in ("off", "standby")',
+        "turn_off": '== "off"',
+        "media_play": '== "playing"',
+        "play_media": '== "playing"',
+        "media_pause": '== "paused"',
+        "media_stop": 'not in ("playing", "paused", "buffering")',
+    },
+    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST})),
+    color="#9d4edd",
 )

@@ -1,11 +1,18 @@
-"""sensor and binary_sensor: read-only entities; the room physics writes their states."""
+"""sensor: read-only entities; the room physics writes their states."""
 
 from __future__ import annotations
 
-from ..service import Domain
+from .descriptor import Carrying, Domain
 from .rules import EntityRules, names, optional, text
 
-SENSOR = Domain.of("sensor", [])
-BINARY_SENSOR = Domain.of("binary_sensor", [])
 # What a sensor may hold (twin.domains.rules): an enum sensor's options, its state_class.
-SENSOR_RULES = EntityRules({"state_class": optional(text), "options": optional(names())})
+RULES = EntityRules({"state_class": optional(text), "options": optional(names())})
+
+DOMAIN = Domain(
+    "sensor",
+    {},
+    rules=RULES,
+    key_attributes=("unit_of_measurement",),
+    carrying=Carrying(capabilities=frozenset({"state_class", "options"})),
+    color="#adb5bd",
+)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..service import Domain, EntityDraft, Service
+from ..service import EntityDraft, Service
+from .descriptor import ON_OFF_OUTCOMES, Domain
 
 
 def turn_on(entity: EntityDraft, data: dict[str, Any]) -> None:
@@ -29,4 +30,7 @@ DOMAIN = Domain.of(
         Service("turn_off", turn_off, description="Turn the switch off."),
         Service("toggle", toggle, description="Toggle the switch."),
     ],
+    device=True,
+    state_outcomes=ON_OFF_OUTCOMES,
+    color="#8d99ae",
 )

@@ -15,8 +15,9 @@ from typing import Any
 import voluptuous as vol
 
 from ..errors import ServiceValidationError
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..validation import ensure_list, string
+from .descriptor import Carrying, Domain, FieldNotes
 from .rules import EntityRules, names, optional, text
 
 CLEANING = "cleaning"
@@ -106,6 +107,14 @@ def send_command(entity: EntityDraft, data: dict[str, Any]) -> None:
     """Pass a vendor command on; its meaning is the vendor's, so nothing shows in the state."""
 
 
+# What a vacuum may hold (twin.domains.rules), and VacuumEntityFeature's bits the twin offers no
+# service for: TURN_ON, TURN_OFF and STATUS (retired), BATTERY and CLEAN_AREA.
+RULES = EntityRules(
+    {ATTR_FAN_SPEED_LIST: optional(names()), ATTR_FAN_SPEED: optional(text)},
+    unmodelled_features=1 | 2 | 64 | 128 | 16384,
+)
+
+
 DOMAIN = Domain.of(
     "vacuum",
     [
@@ -146,12 +155,17 @@ DOMAIN = Domain.of(
         ),
     ],
     FEATURES,
-)
-
-
-# What a vacuum may hold (twin.domains.rules), and VacuumEntityFeature's bits the twin offers no
-# service for: TURN_ON, TURN_OFF and STATUS (retired), BATTERY and CLEAN_AREA.
-RULES = EntityRules(
-    {ATTR_FAN_SPEED_LIST: optional(names()), ATTR_FAN_SPEED: optional(text)},
-    unmodelled_features=1 | 2 | 64 | 128 | 16384,
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_FAN_SPEED,),
+    fields={ATTR_FAN_SPEED: FieldNotes(options_from=ATTR_FAN_SPEED_LIST)},
+    state_outcomes={
+        "start": '== "cleaning"',
+        "clean_spot": '== "cleaning"',
+        "pause": '== "paused"',
+        "stop": 'in ("idle", "docked")',
+        "return_to_base": 'in ("returning", "docked")',
+    },
+    carrying=Carrying(capabilities=frozenset({ATTR_FAN_SPEED_LIST})),
+    color="#b08968",
 )

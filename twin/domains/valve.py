@@ -19,8 +19,9 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..service import Domain, EntityDraft, Service, schema
+from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
+from .descriptor import Carrying, Domain
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -100,6 +101,17 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 _percent = Numeric(int, 0, 100)
 
+
+# What a valve may hold (twin.domains.rules).
+RULES = EntityRules(
+    {
+        ATTR_CURRENT_POSITION: optional(PERCENT),
+        ATTR_IS_CLOSED: optional(flag),
+        LAST_MOVE_OPEN: optional(flag),
+    }
+)
+
+
 DOMAIN = Domain.of(
     "valve",
     [
@@ -123,14 +135,10 @@ DOMAIN = Domain.of(
         ),
     ],
     {"open": OPEN, "close": CLOSE, "set_position": SET_POSITION, "stop": STOP},
-)
-
-
-# What a valve may hold (twin.domains.rules).
-RULES = EntityRules(
-    {
-        ATTR_CURRENT_POSITION: optional(PERCENT),
-        ATTR_IS_CLOSED: optional(flag),
-        LAST_MOVE_OPEN: optional(flag),
-    }
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_CURRENT_POSITION,),
+    state_outcomes={"open_valve": '== "open"', "close_valve": '== "closed"'},
+    carrying=Carrying(boolean_states=(STATE_OPEN, STATE_CLOSED)),
+    color="#2a9d8f",
 )

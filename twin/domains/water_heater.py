@@ -15,10 +15,11 @@ import voluptuous as vol
 
 from ..errors import ServiceValidationError
 from ..registry import EntityEntry
-from ..service import Domain, EntityDraft, Service, check_range, schema
+from ..service import EntityDraft, Service, check_range, schema
 from ..state import State
 from ..validation import Numeric, boolean, string
 from .climate import display_temperature
+from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes
 from .rules import STEP, TEMPERATURE, EntityRules, names, one_of, optional, ordered, text
 
 # WaterHeaterEntityFeature, by the names device types use.
@@ -114,6 +115,31 @@ def turn_off(entity: EntityDraft, data: dict[str, Any]) -> None:
     _set_operation(entity, STATE_OFF)
 
 
+# --- what a water heater may hold (twin.domains.rules) --------------------------------------------
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """Its temperature range in order, as set_temperature reads it."""
+    ordered(entry.capabilities, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
+
+
+RULES = EntityRules(
+    {
+        ATTR_MIN_TEMP: TEMPERATURE,
+        ATTR_MAX_TEMP: TEMPERATURE,
+        "target_temp_step": optional(STEP),
+        ATTR_OPERATION_LIST: optional(names()),
+        ATTR_TEMPERATURE: optional(TEMPERATURE),
+        "current_temperature": optional(TEMPERATURE),
+        ATTR_OPERATION_MODE: optional(text),
+        ATTR_AWAY_MODE: optional(one_of((STATE_ON, STATE_OFF))),
+        LAST_ON_MODE: optional(text),
+        "tank_temperature": optional(TEMPERATURE),  # twin.physics.TANK_TEMPERATURE: the exact tank
+    },
+    _consistent,
+)
+
+
 DOMAIN = Domain.of(
     "water_heater",
     [
@@ -147,29 +173,23 @@ DOMAIN = Domain.of(
         Service("turn_off", turn_off, required_features=(ON_OFF,), description="Turn off."),
     ],
     FEATURES,
-)
-
-
-# --- what a water heater may hold (twin.domains.rules) --------------------------------------------
-
-
-def _consistent(entry: EntityEntry, state: State) -> None:
-    """Its temperature range in order, as set_temperature reads it."""
-    ordered(entry.capabilities, ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP)
-
-
-RULES = EntityRules(
-    {
-        ATTR_MIN_TEMP: TEMPERATURE,
-        ATTR_MAX_TEMP: TEMPERATURE,
-        "target_temp_step": optional(STEP),
-        ATTR_OPERATION_LIST: optional(names()),
-        ATTR_TEMPERATURE: optional(TEMPERATURE),
-        "current_temperature": optional(TEMPERATURE),
-        ATTR_OPERATION_MODE: optional(text),
-        ATTR_AWAY_MODE: optional(one_of((STATE_ON, STATE_OFF))),
-        LAST_ON_MODE: optional(text),
-        "tank_temperature": optional(TEMPERATURE),  # twin.physics.TANK_TEMPERATURE: the exact tank
+    rules=RULES,
+    device=True,
+    key_attributes=(ATTR_TEMPERATURE, "current_temperature"),
+    fields={
+        ATTR_TEMPERATURE: FieldNotes(
+            CapabilityRange(
+                ATTR_MIN_TEMP, ATTR_MAX_TEMP, DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP, "target_temp_step"
+            )
+        ),
+        ATTR_OPERATION_MODE: FieldNotes(options_from=ATTR_OPERATION_LIST),
     },
-    _consistent,
+    state_outcomes={"turn_on": '!= "off"', "turn_off": '== "off"'},
+    carrying=Carrying(
+        capabilities=frozenset(
+            {ATTR_MIN_TEMP, ATTR_MAX_TEMP, "target_temp_step", ATTR_OPERATION_LIST}
+        ),
+        temperature_unit=True,
+    ),
+    color="#d62828",
 )

@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import physics
-from .catalog import load_catalog, slugify
-from .domains import DOMAINS, climate
-from .home import Home
+from .. import physics
+from ..catalog import load_catalog, slugify
+from ..domains import DOMAINS, climate
+from ..home import Home
+from ..registry import EntityEntry
+from ..room import RoomClimate
+from ..state import State
+from ..weather import city
 from .household import Routine, is_home, part_of_day, room_activity
-from .registry import EntityEntry
-from .room import RoomClimate
-from .state import State
-from .weather import city
 
 if TYPE_CHECKING:
-    from .homemaker import HomePlan, PlannedDevice, Room
+    from .plan import HomePlan, PlannedDevice, Room
 
 WINDOWLESS = frozenset(
     {"bathroom", "ensuite", "toilet", "walk_in_closet", "hallway", "landing", "laundry",
@@ -125,7 +125,10 @@ class _InitialState:
             for spec in catalog[device.device_type].entities:
                 entry = self.home.entities[f"{spec.domain}.{spec.object_id(slug)}"]
                 self.entities.setdefault(device.area_id, []).append((entry, device.device_type))
-                if device.device_type in physics.WHOLE_HOME_TYPES and spec.domain == "climate":
+                if (
+                    physics.type_physics(device.device_type).role == "whole_home"
+                    and spec.domain == "climate"
+                ):
                     self.central.append(entry)
                 decide = deciders.get(spec.domain)
                 if decide is not None:
@@ -225,7 +228,7 @@ class _InitialState:
         activity = self.activity[area_id]
         outside = self.outdoor.temperature
         sleeping = activity == "asleep" or self.phase == "night"
-        if device_type in physics.WHOLE_HOME_TYPES:
+        if physics.type_physics(device_type).role == "whole_home":
             indoor = self.indoor
             present = self.at_home
         else:
@@ -562,7 +565,7 @@ def _device_effects(
         state = states[entry.entity_id]
         if entry.domain == "light" and state.state == "on":
             brightness = state.attributes.get("brightness") or 255
-            full = physics.LUMENS_BY_TYPE.get(device_type, physics.DEFAULT_LUMENS)
+            full = physics.full_lumens(physics.type_physics(device_type))
             effects.lumens += full * brightness / 255
         elif entry.domain == "cover" and entry.device_class in physics.SHADING_CLASSES:
             shades += state.attributes.get("current_position", 100) / 100

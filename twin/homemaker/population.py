@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from .catalog import load_catalog
+from ..catalog import load_catalog
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from .homemaker import HomePlan
+    from .plan import HomePlan
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,11 @@
-"""HomeMaker: seeded procedural homes (paper 3.2.2), so that agents never train on one fixed home.
+"""Seeded procedural homes (paper 3.2.2): the plan of a home, its layout and devices, and its build.
 
 A home is made in two steps. `plan_home` draws everything about it from the seed: its type
 (studio, apartment, house, duplex, villa), its device count, its household, its floors and rooms
 (ensuites and walk-in closets nested in their bedroom), its devices (drawn from the room priors in
 `homemaker.yaml` over the catalog's device types, with a model of each), its city and its start
 time. `build_home` makes the `Home` and gives it an initial state that fits the weather, the time
-of day and the household (twin/initial_state.py). `make_home` does both. The same arguments always
+of day and the household (initial_state.py). `make_home` does both. The same arguments always
 give the same home, states included; each part is drawn from its own random stream, so naming the
 city or the time leaves the layout as it is.
 
@@ -27,28 +27,15 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import NamedTuple
 
-from .catalog import load_catalog, slugify
-from .errors import HomeDefinitionError
-from .home import Home
+from ..catalog import load_catalog, slugify
+from ..errors import HomeDefinitionError
+from ..home import Home
+from ..registry import Area, Floor
+from ..weather import Weather, cities
+from ..weather import city as find_city
 from .household import Household, draw_household
 from .initial_state import set_initial_state
-from .population import PopulationSummary, summary
 from .priors import HomeType, Priors, Slot, read_priors
-from .registry import Area, Floor
-from .weather import Weather, cities
-from .weather import city as find_city
-
-__all__ = [
-    "HomePlan",
-    "PlannedDevice",
-    "PopulationSummary",
-    "Room",
-    "build_home",
-    "load_priors",
-    "make_home",
-    "plan_home",
-    "summary",
-]
 
 SIZES = ("small", "medium", "large")
 SIZE_WEIGHTS = (0.35, 0.4, 0.25)

@@ -1,56 +1,38 @@
-"""Blueprints (paper B.1.2): a profile, a home in its initial state, scenes of the user's life in
-it, and the user's request with its ground truth (a Task of atomic intents and their conditions).
-
-`make_blueprint(seed)` scripts one candidate the way the paper's LLM scripter would, offline: it
-draws a profile and a home, finds a room whose state goes against the profile (colder than the
-user likes, too dim to read, stuffy, loud...), writes the scene from that state, picks 1-3
-intents with values from the profile and the device's ranges, and phrases the request over the
-control space (`QueryType`: clarity, dependency, devices, tone, a QT4 phenomenon, QT5 memory)
-from phrases.yaml. A QT4 request takes two user turns: turn 1, said once turn 0 is done, refers
-back to turn 0's device ("now set it to 40 %"), switches to another room, or takes turn 0's
-value back ("actually, make it 21", superseding it). Like an LLM, it errs at `error_rate` (a
+"""The scripter: one candidate blueprint from a seed, the way the paper's LLM scripter would write
+it, offline. It draws a profile and a home, finds a room whose state goes against the profile
+(colder than the user likes, too dim to read, stuffy, loud...), writes the scene from that state,
+picks 1-3 intents with values from the profile and the device's ranges, and phrases the request
+over the control space (`QueryType`: clarity, dependency, devices, tone, a QT4 phenomenon, QT5
+memory) from phrases.yaml. A QT4 request takes two user turns: turn 1, said once turn 0 is done,
+refers back to turn 0's device ("now set it to 40 %"), switches to another room, or takes turn
+0's value back ("actually, make it 21", superseding it). Like an LLM, it errs at `error_rate` (a
 hallucinated entity or attribute, an out-of-range value, a goal already met, contradictory
-intents, a value against the profile), so that the triple filter, which checks every candidate
-against the home itself, has real work:
-
-1. executability: each intent compiles (agent.task.Intent), its conditions name entities the home
-   has, and its service and fields are in the entity's manual (twin.manual.describe);
-2. boundary validity: each value is within the manual's min/max and options;
-3. logical consistency: the values agree with the profile, no intent is already done at the
-   start, and the ground truth works jointly (Task.check on a copy).
-
-A rejected candidate comes back as `Rejected`, naming the filter and why; `generate` counts them.
+intents, a value against the profile), so that the triple filter has real work.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 import yaml
 
-from twin.conditions import compile_condition
-from twin.errors import TwinError
 from twin.home import Home
 from twin.homemaker import make_home
 from twin.manual import describe
 from twin.weather import Weather, city
 
-from ..task import Intent, Task, TaskError
-from .profiles import Profile, make_profile
+from ...errors import AgentError
+from ..profiles import Profile, make_profile
+from .model import CLARITIES, TONES, Candidate, QueryType, Rejected
+from .split import check_split
 
-FILTERS = ("executability", "boundary", "consistency")
 HOME_TYPES = ("studio", "apartment", "house", "duplex", "villa")
-CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
-TONES = ("plain", "polite", "terse", "chatty")
-PHENOMENA = ("coreference", "topic_switch", "backtracking")
 ERRORS = (
     "hallucinated_entity",
     "hallucinated_attribute",
@@ -105,233 +87,6 @@ FEELINGS: Mapping[str, str] = {
 Paraphrase = Callable[[str], str]
 
 
-# Seeds reserved for SmartHome-Bench (agent.bench): the flywheel never draws them, and the bench
-# draws nothing else. A blueprint's profile and home come from its seed, so they are apart too.
-BENCH_SEEDS = range(2**40, 2**41)
-
-
-class BlueprintError(ValueError):
-    """Blueprint data that cannot be read back."""
-
-
-class SplitError(ValueError):
-    """A seed from the other side of the training/benchmark split."""
-
-
-def check_split(*seeds: int, bench: bool = False) -> None:
-    """Refuse benchmark seeds for training, or training seeds for the benchmark (the first
-    one on the wrong side is named)."""
-    for seed in seeds:
-        if (seed in BENCH_SEEDS) != bench:
-            side = "the benchmark's" if bench else "training"
-            raise SplitError(f"seed {seed} is not for {side} use (bench seeds: {BENCH_SEEDS})")
-
-
-@dataclass(frozen=True, slots=True)
-class QueryType:
-    """Where the request lies in the paper's control space, with QT4/QT5 extras."""
-
-    clarity: str
-    dependency: str
-    devices: str
-    tone: str
-    phenomenon: str | None = None
-    memory: bool = False
-
-    @property
-    def label(self) -> str:
-        """The paper's label, e.g. 'missing_slot+polite+dependent+multiple_devices'."""
-        parts = [self.clarity, self.tone, self.dependency, f"{self.devices}_device"]
-        parts[-1] += "s" if self.devices == "multiple" else ""
-        parts += [self.phenomenon] if self.phenomenon else []
-        return "+".join(parts + (["memory"] if self.memory else []))
-
-
-@dataclass(frozen=True)
-class Blueprint:
-    """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth."""
-
-    seed: int
-    profile: Profile
-    home_seed: int
-    home_type: str
-    scenes: tuple[str, ...]
-    query_type: QueryType
-    task: Task
-    memory: tuple[str, ...] = ()
-
-    def home(self) -> Home:
-        """The home in its initial state."""
-        return make_home(self.home_seed, self.home_type)
-
-    def to_json(self) -> str:
-        """The blueprint as JSON text."""
-        data = {
-            "seed": self.seed,
-            "profile": self.profile.to_dict(),
-            "home_seed": self.home_seed,
-            "home_type": self.home_type,
-            "scenes": list(self.scenes),
-            "query_type": asdict(self.query_type),
-            "task": json.loads(self.task.to_json()),
-            "memory": list(self.memory),
-        }
-        return json.dumps(data, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> Blueprint:
-        """A blueprint from `to_json`'s text; BlueprintError says what is wrong."""
-        try:
-            raw = json.loads(text)
-            return cls(
-                seed=raw["seed"],
-                profile=Profile.from_dict(raw["profile"]),
-                home_seed=raw["home_seed"],
-                home_type=raw["home_type"],
-                scenes=tuple(raw["scenes"]),
-                query_type=QueryType(**raw["query_type"]),
-                task=Task.from_json(json.dumps(raw["task"])),
-                memory=tuple(raw["memory"]),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
-            raise BlueprintError(f"Not a blueprint: {err}") from err
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A candidate the triple filter refused: which filter, which check, and why."""
-
-    seed: int
-    filter: str
-    check: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """What the scripter proposes, before filtering: intents as plain data, the turns (the
-    request and the answers) and the follow-ups (QT4)."""
-
-    turns: tuple[str, ...]
-    intents: tuple[Mapping[str, Any], ...]
-    followups: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class Generation:
-    """The outcome of generating over many seeds."""
-
-    blueprints: list[Blueprint] = field(default_factory=list)
-    rejected: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILTERS, 0))
-    checks: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def candidates(self) -> int:
-        """Candidates scripted in all."""
-        return len(self.blueprints) + sum(self.rejected.values())
-
-    def shares(self) -> dict[str, float]:
-        """The share of candidates each filter rejected."""
-        return {name: count / max(1, self.candidates) for name, count in self.rejected.items()}
-
-    @property
-    def rate(self) -> float:
-        """Accepted blueprints per second."""
-        return len(self.blueprints) / self.seconds if self.seconds else 0.0
-
-
-# --- the triple filter ------------------------------------------------------------------------
-
-
-def triple_filter(seed: int, home: Home, profile: Profile, candidate: Candidate) -> Task | Rejected:
-    """The candidate's Task when it passes all three filters, else the first refusal."""
-
-    def reject(name: str, check: str, reason: str) -> Rejected:
-        return Rejected(seed, name, check, reason)
-
-    intents = []
-    for raw in candidate.intents:
-        try:
-            intent = Intent(**raw)
-            for text in (intent.condition, intent.only_if):
-                if text is not None:
-                    compile_condition(text).validate(home)
-        except (TaskError, TwinError, TypeError) as err:
-            return reject("executability", "compile", str(err))
-        services = describe(home, intent.entity_id)["services"]
-        if intent.service not in services:
-            return reject("executability", "service", f"{intent.entity_id} has no {intent.service}")
-        fields = services[intent.service].get("fields", {})
-        unknown = [key for key in intent.data if key not in fields]
-        if unknown:
-            return reject("executability", "attribute", f"{intent.service} has no field {unknown}")
-        for key, value in intent.data.items():
-            problem = _out_of_bounds(fields[key], value)
-            if problem:
-                return reject("boundary", "range", f"{intent.entity_id} {key}={value!r}: {problem}")
-        intents.append(intent)
-    try:
-        task = Task(candidate.turns, tuple(intents), candidate.followups)
-    except TaskError as err:
-        return reject("consistency", "task", str(err))
-    goals = [intents[i] for i in task.goals()]  # a value taken back is neither wrong nor done
-    for intent in goals:
-        for problem in profile_conflicts(profile, intent):
-            return reject("consistency", "profile", problem)
-    start = home.snapshot().states
-    for intent in goals:
-        if intent.applies(home) and compile_condition(intent.condition).holds(home, start):
-            return reject("consistency", "already_true", f"{intent.condition} holds at the start")
-    if not any(intent.applies(home) for intent in goals):
-        return reject("consistency", "already_true", "no intent applies at the start")
-    try:
-        task.check(home)
-    except TaskError as err:
-        return reject("consistency", "unsatisfiable", str(err))
-    return task
-
-
-def _out_of_bounds(spec: Mapping[str, Any], value: Any) -> str | None:
-    """What is wrong with `value` for a field of the manual, or None."""
-    if "options" in spec and value not in spec["options"]:
-        return f"not one of {spec['options']}"
-    if spec.get("type") in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return "not a number"
-        if value < spec.get("min", value) or value > spec.get("max", value):
-            return f"outside {spec.get('min')}-{spec.get('max')}"
-    if spec.get("type") == "boolean" and not isinstance(value, bool):
-        return "not true or false"
-    return None
-
-
-def profile_conflicts(profile: Profile, intent: Intent) -> list[str]:
-    """How the intent's values go against what the profile says the user wants."""
-    data, problems = intent.data, []
-    temperature = data.get("temperature")
-    if intent.domain == "climate" and temperature is not None:
-        low, high = profile.night_temperature - 1.5, profile.day_temperature + 1.5
-        if not low <= temperature <= high:
-            problems.append(f"{temperature} °C, but {profile.name} likes {low:g}-{high:g} °C")
-    if "humidity" in data:
-        low, high = profile.humidity[0] - 5, profile.humidity[1] + 5
-        if not low <= data["humidity"] <= high:
-            problems.append(f"humidity {data['humidity']} %, but the profile wants {low}-{high}")
-    brightness = data.get("brightness_pct")
-    sensitive = profile.light == "sensitive"
-    if sensitive and brightness is not None and brightness > profile.reading_brightness:
-        problems.append(f"{brightness} % for a light-sensitive user")
-    if sensitive and data.get("color_temp_kelvin", 0) > 4000:
-        problems.append(f"{data['color_temp_kelvin']} K for a light-sensitive user")
-    if (volume := data.get("volume_level")) is not None and volume > profile.volume + 0.3:
-        problems.append(f"volume {volume} for a user who listens at {profile.volume}")
-    return problems
-
-
-# --- scripting a candidate ----------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class _Need:
     """Something wrong in a room, and the intent that would put it right."""
@@ -341,7 +96,7 @@ class _Need:
     intent: dict[str, Any]
 
 
-class _NoNeed(Exception):
+class _NoNeed(AgentError):
     """The home gives the scripter nothing to ask for."""
 
 
@@ -901,9 +656,6 @@ def _phrases() -> dict[str, Any]:
     return data
 
 
-# --- the entry points ---------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Draft:
     """What the scripter proposes for a seed, before the triple filter: the user, the home, the
@@ -942,46 +694,3 @@ def draft(
         candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
     lines = tuple(profile.memory()) if memory else ()
     return Draft(seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines)
-
-
-def make_blueprint(
-    seed: int,
-    *,
-    error_rate: float = 0.2,
-    paraphrase: Paraphrase | None = None,
-    bench: bool = False,
-) -> Blueprint | Rejected:
-    """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
-    refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given;
-    `bench` as for `draft`."""
-    drafted = draft(seed, error_rate=error_rate, paraphrase=paraphrase, bench=bench)
-    if isinstance(drafted, Rejected):
-        return drafted
-    task = triple_filter(seed, drafted.home, drafted.profile, drafted.candidate)
-    if isinstance(task, Rejected):
-        return task
-    return Blueprint(
-        seed,
-        drafted.profile,
-        seed,
-        drafted.home_type,
-        drafted.scenes,
-        drafted.query_type,
-        task,
-        drafted.memory,
-    )
-
-
-def generate(seeds: Sequence[int] | range, *, error_rate: float = 0.2) -> Generation:
-    """Blueprints for `seeds`, with the rejections counted per filter and check."""
-    out = Generation()
-    started = time.perf_counter()
-    for seed in seeds:
-        result = make_blueprint(seed, error_rate=error_rate)
-        if isinstance(result, Rejected):
-            out.rejected[result.filter] = out.rejected.get(result.filter, 0) + 1
-            out.checks[result.check] = out.checks.get(result.check, 0) + 1
-        else:
-            out.blueprints.append(result)
-    out.seconds = time.perf_counter() - started
-    return out

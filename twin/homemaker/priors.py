@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from .catalog import load_catalog
-from .errors import HomeDefinitionError
+from ..catalog import load_catalog
+from ..errors import HomeDefinitionError
 from .household import Routine
 
 
@@ -66,7 +66,9 @@ class Priors:
 
 def read_priors() -> Priors:
     """The priors in homemaker.yaml, checked against the device catalog."""
-    raw = yaml.safe_load(files("twin").joinpath("homemaker.yaml").read_text(encoding="utf-8"))
+    raw = yaml.safe_load(
+        files("twin.homemaker").joinpath("homemaker.yaml").read_text(encoding="utf-8")
+    )
     home_types = {
         type_id: _read_home_type(type_id, spec) for type_id, spec in raw["home_types"].items()
     }

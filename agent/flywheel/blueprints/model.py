@@ -1,0 +1,114 @@
+"""A blueprint (paper B.1.2) and its parts: where its request lies in the control space
+(`QueryType`), what the scripter proposes (`Candidate`), and a refusal (`Rejected`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from twin.home import Home
+from twin.homemaker import make_home
+
+from ...errors import AgentError
+from ...task import Task, TaskError
+from ..profiles import Profile
+
+CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
+TONES = ("plain", "polite", "terse", "chatty")
+PHENOMENA = ("coreference", "topic_switch", "backtracking")
+
+
+class BlueprintError(AgentError, ValueError):
+    """Blueprint data that cannot be read back."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryType:
+    """Where the request lies in the paper's control space, with QT4/QT5 extras."""
+
+    clarity: str
+    dependency: str
+    devices: str
+    tone: str
+    phenomenon: str | None = None
+    memory: bool = False
+
+    @property
+    def label(self) -> str:
+        """The paper's label, e.g. 'missing_slot+polite+dependent+multiple_devices'."""
+        parts = [self.clarity, self.tone, self.dependency, f"{self.devices}_device"]
+        parts[-1] += "s" if self.devices == "multiple" else ""
+        parts += [self.phenomenon] if self.phenomenon else []
+        return "+".join(parts + (["memory"] if self.memory else []))
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth."""
+
+    seed: int
+    profile: Profile
+    home_seed: int
+    home_type: str
+    scenes: tuple[str, ...]
+    query_type: QueryType
+    task: Task
+    memory: tuple[str, ...] = ()
+
+    def home(self) -> Home:
+        """The home in its initial state."""
+        return make_home(self.home_seed, self.home_type)
+
+    def to_json(self) -> str:
+        """The blueprint as JSON text."""
+        data = {
+            "seed": self.seed,
+            "profile": self.profile.to_dict(),
+            "home_seed": self.home_seed,
+            "home_type": self.home_type,
+            "scenes": list(self.scenes),
+            "query_type": asdict(self.query_type),
+            "task": json.loads(self.task.to_json()),
+            "memory": list(self.memory),
+        }
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Blueprint:
+        """A blueprint from `to_json`'s text; BlueprintError says what is wrong."""
+        try:
+            raw = json.loads(text)
+            return cls(
+                seed=raw["seed"],
+                profile=Profile.from_dict(raw["profile"]),
+                home_seed=raw["home_seed"],
+                home_type=raw["home_type"],
+                scenes=tuple(raw["scenes"]),
+                query_type=QueryType(**raw["query_type"]),
+                task=Task.from_json(json.dumps(raw["task"])),
+                memory=tuple(raw["memory"]),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
+            raise BlueprintError(f"Not a blueprint: {err}") from err
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A candidate the triple filter refused: which filter, which check, and why."""
+
+    seed: int
+    filter: str
+    check: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What the scripter proposes, before filtering: intents as plain data, the turns (the
+    request and the answers) and the follow-ups (QT4)."""
+
+    turns: tuple[str, ...]
+    intents: tuple[Mapping[str, Any], ...]
+    followups: tuple[str, ...] = ()

@@ -1,0 +1,135 @@
+"""What the project knows about an entity domain, declared once in the domain's own module.
+
+A `Domain` is Home Assistant's domain as the twin simulates it (its services and feature flags),
+with what the rest of the project reads of it: what its entities may hold (twin.domains.rules),
+whether the auditor treats it as a device, the attributes list_entities shows first, what the
+device manual says of its fields, the state or attribute each service leaves as a goal's
+condition, how home files, snapshots and inventories carry its entities, and its colour in
+pictures. The registry
+(twin.domains) collects every module's `DOMAIN`; the other modules derive their tables from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..registry import EntityEntry
+from ..service import Service
+from .rules import EntityRules
+
+# A services.yaml `filter`: whether an optional field applies to the entity.
+FieldFilter = Callable[[EntityEntry], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityRange:
+    """Capabilities that bound a field, with the domain's defaults when the entity lacks them."""
+
+    low: str | None = None
+    high: str | None = None
+    default_low: float | None = None
+    default_high: float | None = None
+    step: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldNotes:
+    """What the device manual tells of one service field beyond its schema.
+
+    `bounds` narrows its range to the entity's capabilities; `options_from` names the capability
+    listing its options, `options` are fixed ones its handler checks; `applies` leaves it out for
+    entities that Home Assistant's services.yaml filters it out for; `pattern_from` names a
+    capability holding a regular expression the field must match, which makes it required.
+    """
+
+    bounds: CapabilityRange | None = None
+    options_from: str | None = None
+    options: tuple[str, ...] = ()
+    applies: FieldFilter | None = None
+    pattern_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Carrying:
+    """How home files, Home Assistant snapshots and synthetic-home inventories carry entities.
+
+    `capabilities` are Home Assistant's capability_attributes (static attributes, kept in the
+    registry too); `tuples` are attributes Home Assistant keeps as tuples, which JSON makes lists;
+    `boolean_states` are what an inventory's true and false states stand for;
+    `state_attribute` is an inventory attribute that holds the state when it has none, and
+    `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
+    says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
+    """
+
+    capabilities: frozenset[str] = frozenset()
+    tuples: frozenset[str] = frozenset()
+    boolean_states: tuple[str, str] = ("on", "off")
+    state_attribute: str | None = None
+    on_attribute: str | None = None
+    temperature_unit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """An entity domain: its services and feature flags (named as in Home Assistant), and what
+    the project reads of it (see the module's docstring).
+
+    `state_outcomes` are the state each service leaves, as a test on state(id) such as
+    `== "on"`; `attribute_outcomes` the (attribute, value) a service leaves. `color` is what
+    twin.plots draws its devices in, so that the same kind of device looks the same everywhere.
+    """
+
+    name: str
+    services: Mapping[str, Service]
+    features: Mapping[str, int] = field(default_factory=dict)
+    rules: EntityRules = field(default_factory=EntityRules)
+    device: bool = False
+    key_attributes: tuple[str, ...] = ()
+    fields: Mapping[str, FieldNotes] = field(default_factory=dict)
+    state_outcomes: Mapping[str, str] = field(default_factory=dict)
+    attribute_outcomes: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
+    carrying: Carrying = field(default_factory=Carrying)
+    color: str = "black"
+
+    def __post_init__(self) -> None:
+        """Refuse outcomes of services the domain does not have (a typo would go unseen)."""
+        for service in (*self.state_outcomes, *self.attribute_outcomes):
+            if service not in self.services:
+                raise ValueError(
+                    f"{self.name}: an outcome for {service!r}, which is no service of the "
+                    f"domain; its services: {', '.join(self.services) or 'none'}"
+                )
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        services: Iterable[Service],
+        features: Mapping[str, int] | None = None,
+        **details: Any,
+    ) -> Domain:
+        """A domain from a list of its services; `details` are the other fields."""
+        return cls(
+            name, {service.name: service for service in services}, dict(features or {}), **details
+        )
+
+    def feature_flags(self, names: Iterable[str]) -> int:
+        """The supported_features bit mask for feature names such as `set_position`."""
+        mask = 0
+        for name in names:
+            if name not in self.features:
+                known = ", ".join(sorted(self.features)) or "none"
+                raise KeyError(f"{self.name} has no feature {name!r}; known: {known}")
+            mask |= self.features[name]
+        return mask
+
+
+def has_feature(feature: int) -> FieldFilter:
+    """A feature filter of services.yaml: the entity has every bit of `feature`."""
+    return lambda entry: entry.supported_features & feature == feature
+
+
+# The outcomes of the on/off services most domains have.
+ON_OFF_OUTCOMES: Mapping[str, str] = {"turn_on": '== "on"', "turn_off": '== "off"'}
