@@ -29,7 +29,7 @@ from twin.verifier import Verifier
 from .backends import Backend
 from .backends.home_assistant import HomeAssistantBackend
 from .backends.twin import TwinBackend
-from .episode import Limits, run_episode
+from .episode import EpisodeLimits, run_episode
 from .errors import AgentError
 from .policies import Message, Policy
 from .policies.guided import home_choices
@@ -137,7 +137,7 @@ async def session(
     view = ChatView(console, verifier, home)
     await summary(backend, console, (await home()).name)
     console.print("[dim]Type a request; `exit` or end of input ends the chat.[/]")
-    limits = Limits(max_turns=max_turns, max_tool_calls=10 * max_turns)
+    limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=10 * max_turns)
     try:
         trajectory = await run_episode(
             policy,

@@ -44,7 +44,7 @@ from twin.surface import Result, error
 from twin.verifier import Report, Verifier
 
 from .backends.twin import TwinBackend
-from .episode import Dialogue, Limits, Trajectory
+from .episode import Dialogue, EpisodeLimits, Trajectory
 from .errors import AgentError
 from .flywheel.blueprints import Blueprint
 from .flywheel.user import ScriptedUser, UserSimulator
@@ -93,7 +93,7 @@ class DialogueEnv(gym.Env[str, Any]):
     def __init__(
         self,
         blueprint: Blueprint | str,
-        limits: Limits | None = None,
+        limits: EpisodeLimits | None = None,
         *,
         user: UserFactory | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -108,7 +108,7 @@ class DialogueEnv(gym.Env[str, Any]):
         self.blueprint = (
             blueprint if isinstance(blueprint, Blueprint) else Blueprint.from_json(blueprint)
         )
-        self.limits = limits or Limits()
+        self.limits = limits or EpisodeLimits()
         self.max_prompt_chars = max_prompt_chars
         self.variant = variant
         self.code_limit = code_limit

@@ -45,7 +45,7 @@ View = Callable[[], Awaitable["Home"]]
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class EpisodeLimits:
     """Bounds on an episode: user turns, tool calls in all, malformed-call retries per turn."""
 
     max_turns: int = 10
@@ -116,7 +116,7 @@ async def run_episode(
     user_turns: Iterable[str] | AsyncIterable[str] | UserSimulator,
     *,
     conditions: Sequence[str] = (),
-    limits: Limits = Limits(),
+    limits: EpisodeLimits = EpisodeLimits(),
     memory: Sequence[str] = (),
     scene: str | None = None,
     max_prompt_chars: int = DEFAULT_MAX_CHARS,
@@ -171,7 +171,7 @@ class Dialogue:
     def __init__(
         self,
         verifier: Verifier | None,
-        limits: Limits,
+        limits: EpisodeLimits,
         on_message: Callable[[Message], None] | None = None,
     ) -> None:
         self.verifier = verifier
@@ -272,7 +272,7 @@ class EpisodeRun(Dialogue):
         policy: Policy,
         backend: Backend,
         verifier: Verifier | None,
-        limits: Limits,
+        limits: EpisodeLimits,
         on_message: Callable[[Message], None] | None = None,
         view: View | None = None,
     ) -> None:

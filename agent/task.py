@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from twin.auditor import DEFAULT_POLICY, Policy
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.conditions import compile_condition
 from twin.domains import DOMAINS
 from twin.errors import TwinError
@@ -268,7 +268,7 @@ class Task:
             for intent in (self.intents[i] for i in self.goals())
         ]
 
-    def check(self, home: Home, policy: Policy = DEFAULT_POLICY) -> None:
+    def check(self, home: Home, policy: ActionPolicy = DEFAULT_POLICY) -> None:
         """Raise TaskError unless the ground truth, carried out turn by turn on a copy of `home`
         as `policy` allows, meets every condition and changes nothing else."""
         work = home.copy()

@@ -85,7 +85,7 @@ def env_steps_per_second(seconds: float) -> float:
     home = make_home(1, "house", 50)
     light = next(e for e in home.entities if e.startswith("light."))
     env = gym.make(
-        "homeflow/HomeEnv-v0", home=home, task=[f'state("{light}") == "off"'], max_turns=10**9
+        "homeflow/HomeEnv-v0", home=home, goal=[f'state("{light}") == "off"'], max_turns=10**9
     )
     env.reset(seed=0)
     actions = itertools.cycle(

@@ -1,9 +1,10 @@
 """The action auditor: turns forbidden, sensitive or impossible actions into deterministic feedback.
 
-A `Policy` says which Home Assistant actions an agent may take. `Policy.check` judges a proposed
-call against a home *before* it runs and returns a `Verdict`: allowed, or a feedback code, a message
-that says how to fix the call, and a penalty for RL. `Policy.verdict_for` maps the code of an error
-raised *after* execution (a `TwinError`, or a pyexec sandbox code) to the same kind of verdict.
+An `ActionPolicy` says which Home Assistant actions an agent may take. `ActionPolicy.check` judges
+a proposed call against a home *before* it runs and returns a `Verdict`: allowed, or a feedback
+code, a message that says how to fix the call, and a penalty for RL. `ActionPolicy.verdict_for` maps
+the code of an error raised *after* execution (a `TwinError`, or a pyexec sandbox code) to the same
+kind of verdict.
 
 The auditor judges the call as the home resolves it (`Home.resolve`, once): refused by name first,
 then by the action each entity it reaches would receive, before the home plans the rest of it
@@ -152,7 +153,7 @@ class ActionDeniedError(TwinError):
 
 
 @dataclass(frozen=True, slots=True)
-class Policy:
+class ActionPolicy:
     """Which actions an agent may take.
 
     Every action of `domains` is allowed, plus the single actions in `services` ("domain.service"),
@@ -327,4 +328,4 @@ def _is_never_allowed(name: str) -> bool:
     return name in NEVER_ALLOWED_SERVICES or name.partition(".")[0] in NEVER_ALLOWED_DOMAINS
 
 
-DEFAULT_POLICY = Policy()
+DEFAULT_POLICY = ActionPolicy()

@@ -1,6 +1,6 @@
 """HomeEnv-v0: a gymnasium env in which an agent acts on a twin home through the five tools.
 
-An episode is one task on one home. `reset` restores the home's start (or asks a factory for a fresh
+An episode is one goal on one home. `reset` restores the home's start (or asks a factory for a fresh
 home) and observes the user's instruction. Each `step` is one agent action:
 
 - a tool call, `{"name": "call_service", "arguments": {...}}` or its JSON text (the OpenAI form
@@ -8,12 +8,13 @@ home) and observes the user's instruction. Each `step` is one agent action:
   (twin.tools) as compact JSON text;
 - a reply, `{"name": "reply", "arguments": {"text": ...}}` or any text that is not a JSON object
   (a JSON string is its own text); a reply ends the agent's turn and, as this env has no user to
-  answer it, the episode.
+  answer it, the episode. For a whole dialogue, with a simulated user inside, use
+  homeflow/HomeEnv-v1 (agent.envs).
 
 The reward is twin.reward's step reward for the action: conditions newly met minus those broken
 and entities newly changed that no condition covers, each 1/N, the auditor's penalty for a refused
 or failed action (twin.auditor.PENALTIES) and CodeCheck and CodeLength for pyexec code, so bad
-actions cost without raising. The episode terminates when every condition holds (for a task with
+actions cost without raising. The episode terminates when every condition holds (for a goal with
 conditions) or on a reply, and is truncated after `max_turns` actions. `info` carries each
 condition's status, the collateral changes, the auditor's verdict and the turn. With
 `seconds_per_step`, the simulation clock (and the room physics) moves after every action.
@@ -42,7 +43,7 @@ from gymnasium.error import CustomSpaceError, ResetNeeded
 from gymnasium.spaces import Text
 from gymnasium.vector.utils import create_shared_memory
 
-from .auditor import DEFAULT_POLICY, Policy
+from .auditor import DEFAULT_POLICY, ActionPolicy
 from .conditions import compile_condition
 from .home import Home
 from .homefile import load_home
@@ -110,9 +111,9 @@ ACTION_SPACE = BMPText(MAX_ACTION, min_length=1)
 
 
 @dataclass(frozen=True, slots=True)
-class Task:
+class Goal:
     """What the agent should bring about: goal conditions (twin.conditions) and what the user
-    said; a task without conditions (a question) ends on the agent's reply."""
+    said; a goal without conditions (a question) ends on the agent's reply."""
 
     conditions: tuple[str, ...] = ()
     instruction: str | None = None
@@ -129,11 +130,11 @@ class _Action:
 
 
 class HomeEnv(gym.Env[str, str]):
-    """A task on a twin home, acted on through the tools (see the module's docstring).
+    """A goal on a twin home, acted on through the tools (see the module's docstring).
 
     `home` is a Home (copied, so the caller's stays as it is), a home file (twin.homefile), or a
     factory `factory(seed) -> Home` called on every reset with a seed from the env's generator,
-    so that `reset(seed=...)` makes the same home. `task` is a Task or a list of conditions.
+    so that `reset(seed=...)` makes the same home. `goal` is a Goal or a list of conditions.
     `policy` is the auditor's (twin.auditor.DEFAULT_POLICY when None).
 
     For `gymnasium.make_vec(..., vectorization_mode="async")` pass
@@ -144,12 +145,12 @@ class HomeEnv(gym.Env[str, str]):
     def __init__(
         self,
         home: HomeSource,
-        task: Task | Iterable[str],
+        goal: Goal | Iterable[str],
         max_turns: int = DEFAULT_MAX_TURNS,
         seconds_per_step: float = 0.0,
-        policy: Policy | None = None,
+        policy: ActionPolicy | None = None,
     ) -> None:
-        self.task = task if isinstance(task, Task) else Task(_conditions(task))
+        self.goal = goal if isinstance(goal, Goal) else Goal(_conditions(goal))
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if seconds_per_step < 0:
@@ -164,7 +165,7 @@ class HomeEnv(gym.Env[str, str]):
                 "The instruction has characters beyond the Basic Multilingual Plane (emoji) or "
                 f"over {MAX_OBSERVATION} characters; write it without them"
             )
-        for condition in self.task.conditions:
+        for condition in self.goal.conditions:
             compile_condition(condition)
         self._factory: HomeFactory | None = None
         self._home: Home | None = None
@@ -180,7 +181,7 @@ class HomeEnv(gym.Env[str, str]):
             )
         if self._home is not None:
             self._start = self._home.snapshot()
-            Verifier(self._home, self.task.conditions)  # the conditions fit the home
+            Verifier(self._home, self.goal.conditions)  # the conditions fit the home
         self._verifier: Verifier | None = None
         self._report: Report | None = None
         self._turn = 0
@@ -188,7 +189,7 @@ class HomeEnv(gym.Env[str, str]):
     @property
     def prompt(self) -> str:
         """The first observation: the user's instruction, or a neutral prompt without one."""
-        return self.task.instruction if self.task.instruction is not None else NEUTRAL_PROMPT
+        return self.goal.instruction if self.goal.instruction is not None else NEUTRAL_PROMPT
 
     @property
     def home(self) -> Home:
@@ -206,7 +207,7 @@ class HomeEnv(gym.Env[str, str]):
             self._home = self._factory(int(self.np_random.integers(2**31))).copy()
         else:
             self.home.restore(self._start)
-        self._verifier = Verifier(self.home, self.task.conditions)
+        self._verifier = Verifier(self.home, self.goal.conditions)
         self._report = self._verifier.step(self.home)
         self._turn = 0
         return self.prompt, self._info(self._report)
@@ -231,7 +232,7 @@ class HomeEnv(gym.Env[str, str]):
         verdict = recorder.call(parsed.name, parsed.arguments, result, report)
         self._report = report
         replied = parsed.reply is not None
-        terminated = replied or (bool(self.task.conditions) and report.done)
+        terminated = replied or (bool(self.goal.conditions) and report.done)
         truncated = not terminated and self._turn >= self.max_turns
         info = self._info(report)
         info.update(
@@ -266,9 +267,9 @@ class HomeEnv(gym.Env[str, str]):
         }
 
 
-def _conditions(task: Iterable[str]) -> tuple[str, ...]:
+def _conditions(goal: Iterable[str]) -> tuple[str, ...]:
     """A list of conditions as a tuple; one condition alone is taken as a list of one."""
-    conditions = (task,) if isinstance(task, str) else tuple(task)
+    conditions = (goal,) if isinstance(goal, str) else tuple(goal)
     for condition in conditions:
         if not isinstance(condition, str):
             raise TypeError(f"Conditions are strings, got {type(condition).__name__}")

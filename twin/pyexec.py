@@ -11,7 +11,7 @@ The code sees this API and nothing else of the host:
     attr(entity_id, name) -> value | None   one state attribute, None when the entity lacks it
     entity(entity_id) -> EntityView         .entity_id, .state, .domain, .attributes, .<attribute>
     list_entities(domain=None, area=None) -> list[str]   sorted entity ids
-    print(*values, sep=" ", end="\\n")      output is kept up to `Limits.output` characters
+    print(*values, sep=" ", end="\\n")      output is kept up to `SandboxLimits.output` characters
 
 plus the builtins len, range, min, max, sum, abs, round, sorted, reversed, enumerate, zip, map,
 filter, any, all, int, float, str, bool, list, dict, tuple and set (str, int, range, min, max, sum,
@@ -43,7 +43,7 @@ Safety comes in three layers:
    rather than sorted, compared or hashed for hours. Whenever the count passes a multiple of
    CHECK_EVERY the wall time and the process's memory are checked, so no stretch of work between
    two checks is long. Each operation that can build a large object in one C call checks the
-   *total* size of what it builds against `Limits.size` first: sequence repetition and
+   *total* size of what it builds against `SandboxLimits.size` first: sequence repetition and
    concatenation, int power, shift and product, int() of text, padding, joining, replacing,
    `range`, `list.extend`, `str()` of containers; %-formatting, str.format and f-strings are
    built one field at a time with the total checked as it grows; methods that can return more
@@ -90,7 +90,7 @@ if sys.platform != "win32":
     import resource
 
 if TYPE_CHECKING:
-    from .auditor import Policy
+    from .auditor import ActionPolicy
     from .home import Home, Snapshot
 
 FILENAME = "<snippet>"
@@ -294,7 +294,7 @@ class MemoryLimitError(SandboxLimitError):
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class SandboxLimits:
     """What one run may use. `size` caps what one operation builds: characters of a string,
     items of a sequence, bits of an int. `memory` caps how much the process's resident memory
     may grow while the code runs (None: unchecked); other threads' allocations count too."""
@@ -307,7 +307,7 @@ class Limits:
     code: int = 20_000
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = SandboxLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +384,10 @@ class EntityView:
 
 
 def run(
-    code: str, home: Home, limits: Limits = DEFAULT_LIMITS, auditor: Policy | None = None
+    code: str,
+    home: Home,
+    limits: SandboxLimits = DEFAULT_LIMITS,
+    auditor: ActionPolicy | None = None,
 ) -> ExecResult:
     """Run `code` against `home`; on any error the home is left exactly as before.
 
@@ -709,7 +712,7 @@ def _small_number(value: Any) -> bool:
 class _Run:
     """One run of a snippet: its budget, the API it sees, its output and its service calls."""
 
-    def __init__(self, home: Home, limits: Limits, auditor: Policy | None) -> None:
+    def __init__(self, home: Home, limits: SandboxLimits, auditor: ActionPolicy | None) -> None:
         self.home = home
         self.limits = limits
         self.auditor = auditor
@@ -848,7 +851,7 @@ class _Run:
         )
 
     def print(self, *values: Any, sep: str | None = " ", end: str | None = "\n") -> None:
-        """Print to the run's output, which keeps its first `Limits.output` characters."""
+        """Print to the run's output, which keeps its first `SandboxLimits.output` characters."""
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
         if type(sep) is not str or type(end) is not str:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .auditor import ALLOWED, DEFAULT_POLICY, Policy, Verdict
+from .auditor import ALLOWED, DEFAULT_POLICY, ActionPolicy, Verdict
 from .pyexec import restricted
 from .verifier import Report
 
@@ -107,7 +107,7 @@ class OutcomeRecorder:
         before: Report,
         *,
         turn: int = 1,
-        policy: Policy = DEFAULT_POLICY,
+        policy: ActionPolicy = DEFAULT_POLICY,
         tokens: Callable[[str], int] = code_tokens,
     ) -> None:
         self.report = before

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from . import surface
 from .errors import ServiceNotFoundError, TwinError
 from .home import Home
-from .pyexec import DEFAULT_LIMITS, Limits, run
+from .pyexec import DEFAULT_LIMITS, SandboxLimits, run
 from .surface import Result, TwinView, compact, error, jsonable, payload_error
 
 if TYPE_CHECKING:
-    from .auditor import Policy
+    from .auditor import ActionPolicy
 
 # Auditor codes that refuse a call by policy; the auditor's other verdicts are the home's errors,
 # which the call itself reports with the home's codes.
@@ -57,7 +57,7 @@ def call_service(
     service: str,
     target: Mapping[str, Any] | None = None,
     data: Mapping[str, Any] | None = None,
-    policy: Policy | None = None,
+    policy: ActionPolicy | None = None,
 ) -> Result:
     """Call a Home Assistant action; the result lists the states it changed, in compact form.
 
@@ -82,7 +82,10 @@ def call_service(
 
 
 def pyexec(
-    home: Home, code: str, policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS
+    home: Home,
+    code: str,
+    policy: ActionPolicy | None = None,
+    limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> Result:
     """Run Python against the home in the sandbox (twin.pyexec): its output, its calls, and the
     error that stopped it, if any, in which case none of its calls took effect."""
@@ -246,7 +249,9 @@ def tool_arguments(
     return dict(arguments)
 
 
-def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None = None) -> Result:
+def run_tool(
+    home: Home, name: Any, arguments: Any = None, policy: ActionPolicy | None = None
+) -> Result:
     """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
 
     Unknown tools and arguments that do not fit the tool's schema give an error result. A tool
@@ -270,7 +275,7 @@ def run_tool(home: Home, name: Any, arguments: Any = None, policy: Policy | None
         )
 
 
-def _dispatch(home: Home, name: str, kwargs: dict[str, Any], policy: Policy | None) -> Result:
+def _dispatch(home: Home, name: str, kwargs: dict[str, Any], policy: ActionPolicy | None) -> Result:
     if name == "list_entities":
         return list_entities(home, **kwargs)
     if name == "get_state":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from twin.auditor import DEFAULT_POLICY, Policy
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.home import Home
 from twin.surface import FloorLayout, Result, TwinView, all_states, error, layout
 from twin.tools import TOOL_SCHEMAS, run_tool
@@ -13,7 +13,9 @@ from twin.tools import TOOL_SCHEMAS, run_tool
 class TwinBackend:
     """Runs tool calls on `home`, judged by the auditor's `policy`; `pyexec` can be left out."""
 
-    def __init__(self, home: Home, policy: Policy = DEFAULT_POLICY, pyexec: bool = True) -> None:
+    def __init__(
+        self, home: Home, policy: ActionPolicy = DEFAULT_POLICY, pyexec: bool = True
+    ) -> None:
         self.home = home
         self.policy = policy
         self._schemas = [

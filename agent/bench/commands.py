@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markdown import Markdown
 
-from ..episode import Limits
+from ..episode import EpisodeLimits
 from ..errors import AgentError
 from ..flywheel import runner
 from ..policies.specs import SpecError
@@ -127,7 +127,7 @@ def run(
     if not instances:
         raise click.BadParameter(f"no instances of {', '.join(types)}", param_hint="BENCH_DIR")
     config = {"bench": str(bench_dir.resolve()), "subset": subset, "types": types}
-    limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
+    limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     try:
         outcome = bench.evaluate(
             instances,

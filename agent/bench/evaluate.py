@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from twin.atomic import write_text
 from twin.tools import POLICY_CODES
 
-from ..episode import Limits, Trajectory
+from ..episode import EpisodeLimits, Trajectory
 from ..flywheel import runner
 from ..flywheel.blueprints import Blueprint
 from ..policies import AssistantMessage, Message, Policy
@@ -41,7 +41,7 @@ POLICY_FORMS = "teacher|noop|local[:PATH]|openai:URL#MODEL"
 OVERALL = "overall"
 RESULTS, TRAJECTORIES = "results.json", "trajectories.jsonl"
 Record = dict[str, Any]
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = EpisodeLimits()
 
 
 class NoOpPolicy:
@@ -126,7 +126,7 @@ def evaluate_instance(
 ) -> Record:
     """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record,
     played on the twin, or on a Home Assistant `server`."""
-    limits = Limits(max_turns=max_turns, max_tool_calls=max_tool_calls)
+    limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
     agent = make_policy(policy, blueprint, guided)
 
@@ -152,7 +152,7 @@ def evaluate(
     directory: Path,
     policy: str,
     *,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: EpisodeLimits = DEFAULT_LIMITS,
     guided: bool = False,
     workers: int | None = 1,
     config: Mapping[str, Any] | None = None,

@@ -21,7 +21,7 @@ from twin.homefile import dump_home
 from twin.mirror import Mirror
 
 from ..backends.home_assistant import HomeAssistantBackend, HomeAssistantRequestError
-from ..episode import Limits, Trajectory
+from ..episode import EpisodeLimits, Trajectory
 from ..flywheel.blueprints import Blueprint
 from ..policies import Policy
 from .instances import play
@@ -77,7 +77,7 @@ class HomeLink:
 
 
 async def play_on_server(
-    server: Server, name: str, blueprint: Blueprint, policy: Policy, limits: Limits
+    server: Server, name: str, blueprint: Blueprint, policy: Policy, limits: EpisodeLimits
 ) -> Trajectory:
     """An episode of `policy` on the blueprint's home in Home Assistant, titled `TITLE name`,
     judged on a mirror of it; the home is removed afterwards, whatever happened."""

@@ -37,7 +37,7 @@ from twin.atomic import write_text
 
 from ..backends import Backend
 from ..backends.twin import TwinBackend
-from ..episode import Limits, Trajectory, View, run_episode
+from ..episode import EpisodeLimits, Trajectory, View, run_episode
 from ..errors import AgentError
 from ..flywheel import datasets, profiles
 from ..flywheel.blueprints import (
@@ -224,7 +224,7 @@ async def play(
     blueprint: Blueprint,
     policy: Policy,
     seed: int | None = None,
-    limits: Limits | None = None,
+    limits: EpisodeLimits | None = None,
     *,
     backend: Backend | None = None,
     view: View | None = None,
@@ -241,7 +241,7 @@ async def play(
         backend or TwinBackend(home),
         ScriptedUser(task, seed, home=home) if user is None else user(home),
         conditions=task.conditions(home),
-        limits=limits or Limits(),
+        limits=limits or EpisodeLimits(),
         memory=blueprint.memory,
         scene=" ".join(blueprint.scenes) or None,
         view=view,

@@ -46,7 +46,7 @@ from twin.reward import episode_value, solved
 from twin.verifier import Report, Verifier
 
 from ..backends.twin import TwinBackend
-from ..episode import EpisodeRun, Limits, Trajectory, run_episode
+from ..episode import EpisodeLimits, EpisodeRun, Trajectory, run_episode
 from ..policies import Policy
 from ..policies.careless import CarelessTeacher
 from ..policies.openai import OpenAIPolicy
@@ -84,7 +84,7 @@ class SynthesisConfig:
     careless: float = 0.1
     mistake_rate: float = 0.0
     seed: int = 0
-    limits: Limits = field(default_factory=Limits)
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     error_rate: float = 0.2
     teacher: str = SCRIPTED
     user: str = SCRIPTED

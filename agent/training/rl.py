@@ -36,7 +36,7 @@ from rich.console import Console
 from twin.reward import TERMS, VARIANTS, ActionOutcome, reward_terms
 from twin.tools import TOOL_SCHEMAS
 
-from ..episode import Limits
+from ..episode import EpisodeLimits
 from ..flywheel.blueprints import Blueprint, SplitError, check_split
 from ..flywheel.datasets import DatasetError, dataset_file, read_rows
 from ..flywheel.mcts import Players, SynthesisConfig
@@ -295,7 +295,7 @@ class Rollout:
 
     def __init__(self, run: RLRun) -> None:
         self.run = run
-        self.limits = Limits(max_turns=run.max_turns, max_tool_calls=run.max_tool_calls)
+        self.limits = EpisodeLimits(max_turns=run.max_turns, max_tool_calls=run.max_tool_calls)
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         from trl.models.utils import unwrap_model_for_generation

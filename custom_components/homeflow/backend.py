@@ -27,7 +27,7 @@ from agent.backends.home_assistant import (
     service_error,
     unknown_target,
 )
-from twin.auditor import DEFAULT_POLICY, Policy
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.errors import ServiceNotFoundError, TwinError
 from twin.home import CROSS_DOMAIN, Home
 from twin.surface import (
@@ -63,7 +63,7 @@ class HassBackend:
         *,
         assistant: str = "conversation",
         context: Context | None = None,
-        policy: Policy = DEFAULT_POLICY,
+        policy: ActionPolicy = DEFAULT_POLICY,
     ) -> None:
         """Keep what every call needs."""
         self.hass = hass

@@ -18,7 +18,7 @@ from gymnasium.utils.env_checker import check_env
 import agent.envs
 from agent.bench.instances import play
 from agent.envs import ENV_ID, DialogueEnv, EnvError
-from agent.episode import Limits, Trajectory
+from agent.episode import EpisodeLimits, Trajectory
 from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.policies import AssistantMessage, ToolCall
 from agent.policies.teacher import TeacherPolicy
@@ -41,7 +41,7 @@ def blueprint() -> Blueprint:
     return found
 
 
-def started(limits: Limits | None = None) -> DialogueEnv:
+def started(limits: EpisodeLimits | None = None) -> DialogueEnv:
     env = DialogueEnv(blueprint(), limits)
     env.reset(options={"user_seed": SEED})
     return env
@@ -191,15 +191,15 @@ def test_failed_calls_cost_the_auditors_penalty() -> None:
 
 
 def test_the_runners_limits_truncate_the_episode() -> None:
-    env = started(Limits(max_retries=1))
+    env = started(EpisodeLimits(max_retries=1))
     assert env.step("<tool_call>{</tool_call>")[2:4] == (False, False)
     _, _, terminated, truncated, info = env.step("<tool_call>{</tool_call>")
     assert (terminated, truncated, info["end_reason"]) == (False, True, "max_retries")
     look = {"name": "get_state", "arguments": {"entity_id": LIGHT}}
-    env = started(Limits(max_tool_calls=1))
+    env = started(EpisodeLimits(max_tool_calls=1))
     _, _, terminated, truncated, info = env.step(json.dumps([look, look]))
     assert (terminated, truncated, info["end_reason"]) == (False, True, "max_tool_calls")
-    env = started(Limits(max_turns=1))
+    env = started(EpisodeLimits(max_turns=1))
     _, _, terminated, truncated, info = env.step("Which light do you mean?")
     assert (terminated, truncated, info["end_reason"]) == (False, True, "max_turns")
 
@@ -242,8 +242,8 @@ def test_vectorised_envs_play_dialogues(mode: str, vector_kwargs: dict[str, Any]
     ("module", "make"),
     [
         ("agent.envs", f"gym.make('{ENV_ID}', blueprint=make_blueprint({SEED}))"),
-        ("agent.envs", "gym.make('homeflow/HomeEnv-v0', home=H, task=['True'])"),
-        ("twin.env", "gym.make('homeflow/HomeEnv-v0', home=H, task=['True'])"),
+        ("agent.envs", "gym.make('homeflow/HomeEnv-v0', home=H, goal=['True'])"),
+        ("twin.env", "gym.make('homeflow/HomeEnv-v0', home=H, goal=['True'])"),
     ],
 )
 def test_importing_a_module_registers_its_envs_in_a_fresh_process(module: str, make: str) -> None:

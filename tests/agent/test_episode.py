@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.backends.twin import TwinBackend
-from agent.episode import Limits, Trajectory, run_episode
+from agent.episode import EpisodeLimits, Trajectory, run_episode
 from agent.policies import AssistantMessage, ContextFull
 from agent.policies import ToolCall as Call
 from twin.homemaker import make_home
@@ -116,7 +116,9 @@ async def test_user_turns_may_come_from_an_async_iterator() -> None:
 async def test_the_turn_limit_ends_the_episode() -> None:
     backend, _ = light_home()
     policy = Scripted([Said("One."), Said("Two.")])
-    trajectory = await run_episode(policy, backend, ["a", "b", "c"], limits=Limits(max_turns=2))
+    trajectory = await run_episode(
+        policy, backend, ["a", "b", "c"], limits=EpisodeLimits(max_turns=2)
+    )
     assert trajectory.end_reason == "max_turns"
     assert trajectory.turns == 2
     assert [m["content"] for m in trajectory.messages if m["role"] == "user"] == ["a", "b"]
@@ -132,7 +134,7 @@ async def test_the_tool_call_limit_ends_the_episode() -> None:
         ]
     )
     trajectory = await run_episode(
-        policy, backend, ["Look around", "again"], limits=Limits(max_tool_calls=2)
+        policy, backend, ["Look around", "again"], limits=EpisodeLimits(max_tool_calls=2)
     )
     assert trajectory.end_reason == "max_tool_calls"
     assert trajectory.tool_calls == 2
@@ -188,7 +190,7 @@ async def test_a_malformed_call_gets_an_error_observation_and_a_retry() -> None:
 async def test_malformed_calls_are_retried_a_bounded_number_of_times() -> None:
     backend, _ = light_home()
     policy = Scripted([Said("x", parse_error="bad") for _ in range(3)])
-    trajectory = await run_episode(policy, backend, ["Hi"], limits=Limits(max_retries=2))
+    trajectory = await run_episode(policy, backend, ["Hi"], limits=EpisodeLimits(max_retries=2))
     assert trajectory.end_reason == "max_retries"
     assert trajectory.malformed == 3
     assert policy.script == []

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agent.backends.twin import TwinBackend
-from agent.episode import Limits, Trajectory, run_episode
+from agent.episode import EpisodeLimits, Trajectory, run_episode
 from agent.flywheel.user import (
     CLOSINGS,
     ONLY_THAT,
@@ -58,7 +58,7 @@ async def play(
         TwinBackend(the_home),
         ScriptedUser(user_task, seed, home=the_home),
         conditions=user_task.conditions(the_home),
-        limits=Limits(max_turns=max_turns),
+        limits=EpisodeLimits(max_turns=max_turns),
     )
     said = [m["content"] for m in trajectory.messages if m["role"] == "user"]
     return trajectory, said

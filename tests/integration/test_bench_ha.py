@@ -17,7 +17,7 @@ from agent.backends.home_assistant import HomeAssistantRequestError
 from agent.bench.evaluate import NOOP, TEACHER, evaluate
 from agent.bench.ha import ENTRIES, Server, add_home, play_on_server, remove_home
 from agent.bench.instances import BenchInstance, generate_bench
-from agent.episode import Limits
+from agent.episode import EpisodeLimits
 from agent.flywheel.runner import read_records
 from agent.policies.teacher import TeacherPolicy
 from tests.integration import test_real_server as real
@@ -85,7 +85,7 @@ def test_a_home_held_under_other_ids_is_refused_and_removed(
             other = await add_home(backend, "Clashing Home", blueprint.home())
             try:
                 policy = TeacherPolicy(blueprint.task, blueprint.seed)
-                await play_on_server(server, "clash", blueprint, policy, Limits())
+                await play_on_server(server, "clash", blueprint, policy, EpisodeLimits())
             finally:
                 await remove_home(backend, other)
 

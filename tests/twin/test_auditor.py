@@ -15,7 +15,7 @@ from twin.auditor import (
     FEEDBACK_CODES,
     PENALTIES,
     ActionDeniedError,
-    Policy,
+    ActionPolicy,
     SensitiveAction,
     Verdict,
 )
@@ -154,13 +154,13 @@ def test_ordinary_actions_on_the_same_devices_are_not_sensitive(
 
 
 def test_cross_domain_actions_are_judged_per_entity(home: Home) -> None:
-    outlets = Policy(sensitive=frozenset({SensitiveAction("switch.turn_on", "outlet")}))
+    outlets = ActionPolicy(sensitive=frozenset({SensitiveAction("switch.turn_on", "outlet")}))
     verdict = outlets.check(home, "homeassistant", "turn_on", target={"area_id": "kitchen"})
     assert verdict.code == "sensitive_action"
     assert verdict.message.startswith("switch.turn_on on switch.kettle is sensitive")
     assert outlets.check(home, "homeassistant", "turn_off", target={"area_id": "kitchen"}).allowed
 
-    lights_only = Policy(domains=frozenset({"light"}))
+    lights_only = ActionPolicy(domains=frozenset({"light"}))
     verdict = lights_only.check(home, "homeassistant", "turn_on", kettle())
     assert verdict == Verdict(
         False,
@@ -208,7 +208,7 @@ def test_policy_order_forbidden_before_impossible(home: Home) -> None:
 
 
 def test_custom_policies(home: Home) -> None:
-    switches = Policy(
+    switches = ActionPolicy(
         domains=frozenset({"switch"}),
         services=frozenset({"lock.lock"}),
         denied=frozenset({"switch.toggle"}),
@@ -222,7 +222,7 @@ def test_custom_policies(home: Home) -> None:
     assert switches.check(home, "cover", "open_cover", {"entity_id": "cover.gate"}).code == (
         "forbidden_domain"
     )
-    no_sensitivity = Policy(sensitive=frozenset())
+    no_sensitivity = ActionPolicy(sensitive=frozenset())
     assert no_sensitivity.screen(home, "lock", "unlock", {"entity_id": "lock.front_door"}).allowed
 
 
@@ -237,7 +237,7 @@ def test_custom_policies(home: Home) -> None:
 )
 def test_policies_that_could_harm_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"never allow|penalties lacks"):
-        Policy(**kwargs)
+        ActionPolicy(**kwargs)
 
 
 def test_enforce_raises_the_verdict(home: Home) -> None:
@@ -288,7 +288,7 @@ def test_penalty_table_ranks_forbidden_over_sensitive_over_impossible() -> None:
     assert PENALTIES["sensitive_action"] < PENALTIES["unknown_entity"]
     assert PENALTIES["unknown_entity"] <= PENALTIES["invalid_data"]
     assert set(FEEDBACK_CODES.values()) <= set(PENALTIES)
-    harsh = Policy(penalties=MappingProxyType({**PENALTIES, "invalid_data": -5.0}))
+    harsh = ActionPolicy(penalties=MappingProxyType({**PENALTIES, "invalid_data": -5.0}))
     assert harsh.verdict_for("invalid_data", "x").penalty == -5.0
     assert isinstance(hash(harsh), int)
 

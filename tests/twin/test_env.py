@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import twin.env
 from twin.catalog import load_catalog
-from twin.env import ENV_ID, BMPText, HomeEnv, Task
+from twin.env import ENV_ID, BMPText, Goal, HomeEnv
 from twin.errors import ConditionError
 from twin.home import Home
 from twin.registry import Area, EntityEntry, Floor
@@ -26,7 +26,7 @@ LOUNGE = "light.lounge_lamp"
 DOOR = "lock.front_door"
 KITCHEN_ON = f'state("{KITCHEN}") == "on"'
 LOUNGE_DIM = f'state("{LOUNGE}") == "on" and attr("{LOUNGE}", "brightness") <= 128'
-TASK = Task((KITCHEN_ON,), "Turn on the kitchen light, please.")
+GOAL = Goal((KITCHEN_ON,), "Turn on the kitchen light, please.")
 
 
 def make_home(variant: int = 0) -> Home:
@@ -57,14 +57,14 @@ def home() -> Home:
 
 @pytest.fixture
 def env(home: Home) -> HomeEnv:
-    return HomeEnv(home, TASK, max_turns=5)
+    return HomeEnv(home, GOAL, max_turns=5)
 
 
 # Without gymnasium.make the checker has no spec to try render modes with, and says so.
 @pytest.mark.filterwarnings("ignore:.*not having a spec")
 def test_the_env_passes_gymnasiums_checker(home: Home) -> None:
-    check_env(HomeEnv(home, TASK))
-    made = gym.make(ENV_ID, home=home, task=TASK)
+    check_env(HomeEnv(home, GOAL))
+    made = gym.make(ENV_ID, home=home, goal=GOAL)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(made.unwrapped)
@@ -219,7 +219,7 @@ def test_openai_style_tool_calls_are_accepted(env: HomeEnv) -> None:
 
 
 def test_a_question_without_conditions_ends_only_on_the_reply(home: Home) -> None:
-    env = HomeEnv(home, Task((), "Is the front door locked?"))
+    env = HomeEnv(home, Goal((), "Is the front door locked?"))
     env.reset()
     observation, reward, terminated, _, _ = env.step(
         {"name": "get_state", "arguments": {"entity_id": DOOR}}
@@ -241,7 +241,7 @@ def test_episodes_are_truncated_at_max_turns(env: HomeEnv) -> None:
 
 
 def test_reset_restores_the_start_and_leaves_the_callers_home_alone(home: Home) -> None:
-    env = HomeEnv(home, TASK)
+    env = HomeEnv(home, GOAL)
     first = env.reset(seed=1)
     env.step(TURN_ON_KITCHEN)
     env.step(call("light", "turn_on", LOUNGE))
@@ -259,7 +259,7 @@ def test_a_factory_makes_the_same_home_for_the_same_seed() -> None:
         seeds.append(seed)
         return make_home(seed % 3)
 
-    env = HomeEnv(factory, TASK)
+    env = HomeEnv(factory, GOAL)
     with pytest.raises(ResetNeeded):
         _ = env.home
     env.reset(seed=7)
@@ -290,14 +290,14 @@ def test_bad_tasks_and_settings_are_refused_at_construction(home: Home) -> None:
     with pytest.raises(TypeError):
         HomeEnv(home, [3])  # type: ignore[list-item]
     with pytest.raises(TypeError):
-        HomeEnv(42, TASK)  # type: ignore[arg-type]
+        HomeEnv(42, GOAL)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_turns"):
-        HomeEnv(home, TASK, max_turns=0)
+        HomeEnv(home, GOAL, max_turns=0)
     with pytest.raises(ValueError, match="seconds_per_step"):
-        HomeEnv(home, TASK, seconds_per_step=-1)
+        HomeEnv(home, GOAL, seconds_per_step=-1)
     with pytest.raises(ValueError, match="Basic Multilingual Plane"):
-        HomeEnv(home, Task((KITCHEN_ON,), "Lights on \U0001f4a1"))
-    assert HomeEnv(home, KITCHEN_ON).task == Task((KITCHEN_ON,))  # one condition alone
+        HomeEnv(home, Goal((KITCHEN_ON,), "Lights on \U0001f4a1"))
+    assert HomeEnv(home, KITCHEN_ON).goal == Goal((KITCHEN_ON,))  # one condition alone
 
 
 def test_step_before_reset_raises(env: HomeEnv) -> None:
@@ -307,7 +307,7 @@ def test_step_before_reset_raises(env: HomeEnv) -> None:
 
 def test_observations_always_fit_the_space(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     home.add_entity(EntityEntry("switch.party", "Party \U0001f389 \ud83d"), "off")
-    env = HomeEnv(home, TASK)
+    env = HomeEnv(home, GOAL)
     env.reset()
     observation = env.step({"name": "get_state", "arguments": {"entity_id": "switch.party"}})[0]
     assert observation in env.observation_space
@@ -365,7 +365,7 @@ def test_simulated_time_moves_with_every_step(home: Home) -> None:
 def test_importing_the_module_registers_the_env(home: Home) -> None:
     gym.register_envs(twin.env)  # once more, and silently (agent/test_envs: fresh processes)
     assert gym.registry[ENV_ID].entry_point == "twin.env:HomeEnv"
-    env = gym.make(ENV_ID, home=home, task=TASK, max_turns=3)
+    env = gym.make(ENV_ID, home=home, goal=GOAL, max_turns=3)
     assert isinstance(env.unwrapped, HomeEnv)
     env.reset(seed=0)
     assert env.step(TURN_ON_KITCHEN)[1:3] == (1.0, True)
@@ -413,7 +413,7 @@ def test_vectorised_envs_run_episodes(home: Home, mode: str, vector_kwargs: dict
         vectorization_mode=mode,
         vector_kwargs=vector_kwargs,
         home=home,
-        task=TASK,
+        goal=GOAL,
         max_turns=3,
     )
     try:
@@ -429,5 +429,5 @@ def test_vectorised_envs_run_episodes(home: Home, mode: str, vector_kwargs: dict
 
 def test_async_envs_refuse_shared_memory_that_would_freeze_observations(home: Home) -> None:
     with pytest.raises(ValueError, match="shared_memory=False") as caught:
-        gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", home=home, task=TASK)
+        gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", home=home, goal=GOAL)
     assert 'vector_kwargs={"shared_memory": False}' in str(caught.value.__cause__)

@@ -9,10 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twin.auditor import DEFAULT_POLICY, Policy
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.catalog import load_catalog
 from twin.home import Home
-from twin.pyexec import DEFAULT_LIMITS, ExecResult, Limits, SandboxLimitError, ServiceCall, run
+from twin.pyexec import (
+    DEFAULT_LIMITS,
+    ExecResult,
+    SandboxLimitError,
+    SandboxLimits,
+    ServiceCall,
+    run,
+)
 from twin.registry import Area, EntityEntry, Floor
 
 
@@ -43,7 +50,10 @@ def ok(result: ExecResult) -> ExecResult:
 
 
 def unchanged(
-    home: Home, code: str, limits: Limits = DEFAULT_LIMITS, auditor: Policy | None = None
+    home: Home,
+    code: str,
+    limits: SandboxLimits = DEFAULT_LIMITS,
+    auditor: ActionPolicy | None = None,
 ) -> ExecResult:
     """Run code that must fail, and check that it left the home exactly as it was."""
     states, now = dict(home.states), home.now
@@ -176,7 +186,7 @@ def test_entity_views_are_read_only_and_explain_missing_attributes(home: Home) -
 def test_print_output(home: Home) -> None:
     result = ok(run('print("a", 1, [2], sep="-", end="!")\nprint()\nprint(None, end=None)', home))
     assert result.output == "a-1-[2]!\nNone\n"
-    result = ok(run('for i in range(100):\n    print("x" * 50)', home, Limits(output=120)))
+    result = ok(run('for i in range(100):\n    print("x" * 50)', home, SandboxLimits(output=120)))
     assert result.output == "\n".join(["x" * 50] * 2 + ["x" * 18]) + "\n[output truncated]"
     assert run('print("a", sep=1)', home).error_code == "code_error"
 
@@ -229,7 +239,7 @@ def test_syntax_errors_and_oversized_code(home: Home) -> None:
     assert result.error == "SyntaxError: invalid syntax (line 2)"
     assert result.output == ""
     assert run("return 1", home).error == "SyntaxError: 'return' outside function (line 1)"
-    result = run("x = 1\n" * 10, home, Limits(code=50))
+    result = run("x = 1\n" * 10, home, SandboxLimits(code=50))
     assert result.error == "The code has 60 characters; the sandbox runs at most 50"
 
 
@@ -391,7 +401,7 @@ def test_unsafe_paths_fail_at_run_time(home: Home, code: str, error: str) -> Non
     ],
 )
 def test_step_budget_stops_endless_code(home: Home, code: str) -> None:
-    limits = Limits(steps=5000)
+    limits = SandboxLimits(steps=5000)
     result = unchanged(home, TURN_ON_KETTLE + code, limits=limits)
     assert result.error_code == "step_limit"
     assert (result.error or "").startswith("StepLimitError: The code ran over 5000 steps")
@@ -412,7 +422,7 @@ def test_step_budget_stops_endless_code(home: Home, code: str) -> None:
 )
 def test_functions_that_builtins_call_count_steps(home: Home, code: str) -> None:
     # Each call copies 99999 items: uncounted, 2000 of them would run on in one C call.
-    limits = Limits(steps=1000, seconds=60)  # the steps stop it, however busy the machine
+    limits = SandboxLimits(steps=1000, seconds=60)  # the steps stop it, however busy the machine
     result = unchanged(home, TURN_ON_KETTLE + f"rows = [list(range(99999))] * 2000\n{code}", limits)
     assert result.error_code in ("step_limit", "memory_limit")  # the keys that sort keeps add up
 
@@ -437,7 +447,7 @@ def test_deep_recursion_stops_cleanly(home: Home) -> None:
 
 
 def test_time_limit(home: Home) -> None:
-    limits = Limits(steps=10**9, seconds=0.2)
+    limits = SandboxLimits(steps=10**9, seconds=0.2)
     result = unchanged(
         home,
         TURN_ON_KETTLE + "while True:\n    x = sorted(range(100000), key=lambda n: -n)",
@@ -503,18 +513,18 @@ def test_huge_allocations_are_refused(home: Home, code: str, message: str) -> No
 
 
 def test_sizes_up_to_the_limit_are_fine(home: Home) -> None:
-    limits = Limits(size=1000)
+    limits = SandboxLimits(size=1000)
     assert ok(run("x = 'ab' * 500\ny = [0] * 1000\nz = list(range(1000))", home, limits))
     for code in ("'ab' * 501", "[0] * 1001", "range(1001)", "'a' * 1000 + 'b'", "f'{1:>1001}'"):
         assert run(code, home, limits).error_code == "memory_limit", code
-    result = ok(run("print(str(['x' * 10] * 50))", home, Limits(size=1000, output=5000)))
+    result = ok(run("print(str(['x' * 10] * 50))", home, SandboxLimits(size=1000, output=5000)))
     assert len(result.output) == 50 * len("'xxxxxxxxxx', ") + 1
     assert run("print(str(['x' * 10] * 100))", home, limits).error_code == "memory_limit"
 
 
 def test_memory_growth_over_many_steps_is_stopped(home: Home) -> None:
     # 100 lists of 99999 fresh ints: about 400 MiB if nothing stopped it.
-    limits = Limits(memory=64 * 2**20, seconds=30)
+    limits = SandboxLimits(memory=64 * 2**20, seconds=30)
     code = "kept = []\nfor i in range(100):\n    kept.append(list(range(99999)))"
     result = run(code, home, limits)
     assert result.error_code == "memory_limit"
@@ -523,7 +533,7 @@ def test_memory_growth_over_many_steps_is_stopped(home: Home) -> None:
 
 def test_memory_growth_inside_one_builtin_call_is_stopped(home: Home) -> None:
     # map copies a 99999-item list 300 times in C: about 240 MiB if nothing stopped it.
-    limits = Limits(memory=64 * 2**20, seconds=30)
+    limits = SandboxLimits(memory=64 * 2**20, seconds=30)
     code = "row = list(range(99999))\ncopies = list(map(tuple, [row] * 300))"
     assert run(code, home, limits).error_code == "memory_limit"
 
@@ -555,7 +565,7 @@ def test_successful_code_commits_every_call(home: Home) -> None:
 def test_failing_code_undoes_its_earlier_calls(home: Home, failure: str) -> None:
     home.now += 5
     code = TURN_ON_KETTLE + f'call_service("homeassistant", "turn_on", area_id="hall")\n{failure}'
-    result = unchanged(home, code, limits=Limits(steps=1000), auditor=DEFAULT_POLICY)
+    result = unchanged(home, code, limits=SandboxLimits(steps=1000), auditor=DEFAULT_POLICY)
     assert len(result.calls) >= 2
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.twin.bounded import run_bounded
 from twin.home import Home
-from twin.pyexec import DEFAULT_LIMITS, WORK_PER_STEP, ExecResult, Limits, run
+from twin.pyexec import DEFAULT_LIMITS, WORK_PER_STEP, ExecResult, SandboxLimits, run
 from twin.registry import EntityEntry
 from twin.tools import pyexec
 
@@ -32,13 +32,13 @@ TYPED = {
     "invalid_data",
     "target_not_found",
 }
-# The largest ints one operation may build (about Limits.size bits), and their charges.
+# The largest ints one operation may build (about SandboxLimits.size bits), and their charges.
 BIG_INTS = "x = 3 ** 63000\ny = 3 ** 31500\n"  # 99,854 and 49,927 bits: 3,329 and 1,665 digits
 CJK = "'%c' * 2000 % tuple(range(0x4E00, 0x4E00 + 2000))"  # punycode: 1.8 s, 15,000: 86 s
 
 
 def kettle_home() -> Home:
-    home = Home("Limits home")
+    home = Home("SandboxLimits home")
     home.add_entity(EntityEntry(KETTLE, "Kettle"), "off")
     return home
 
@@ -48,7 +48,7 @@ def home() -> Home:
     return kettle_home()
 
 
-def unchanged(home: Home, code: str, limits: Limits = DEFAULT_LIMITS) -> ExecResult:
+def unchanged(home: Home, code: str, limits: SandboxLimits = DEFAULT_LIMITS) -> ExecResult:
     """Run code that must fail after turning the kettle on, and check it left the home as it was."""
     states = dict(home.states)
     result = run(TURN_ON_KETTLE + code, home, limits)
@@ -139,7 +139,7 @@ def test_formats_up_to_the_limit_are_fine(home: Home, code: str) -> None:
 def test_format_fields_are_counted_as_steps(home: Home) -> None:
     # One step per field: a format of 20,000 fields stops on a 10,000-step budget.
     for code in ("('%s' * 20000) % ((1,) * 20000)", "('{}' * 20000).format(*[1] * 20000)"):
-        assert unchanged(home, code, Limits(steps=10_000)).error_code == "step_limit"
+        assert unchanged(home, code, SandboxLimits(steps=10_000)).error_code == "step_limit"
 
 
 # --- slow builtins -------------------------------------------------------------------------------
@@ -175,8 +175,8 @@ def test_percent_parsing_is_linear() -> None:
     code = "'%(' * 200000 % {}"
     setup = f"""
         from twin.home import Home
-        from twin.pyexec import Limits, run
-        limits = Limits(size=10**6)
+        from twin.pyexec import SandboxLimits, run
+        limits = SandboxLimits(size=10**6)
         code = {code!r}
     """
     outcome = run_bounded("run(code, Home(), limits).error", setup=setup)
@@ -213,7 +213,7 @@ def test_work_is_counted_as_steps(home: Home, operation: str, work: int) -> None
 def test_work_is_refused_before_it_is_done(home: Home) -> None:
     # The two powers cost about 4,600 steps; the division would cost 2,772 more.
     code = BIG_INTS + "print('before')\nz = x // y\nprint('after')"
-    result = unchanged(home, code, Limits(steps=6000))
+    result = unchanged(home, code, SandboxLimits(steps=6000))
     assert result.error_code == "step_limit"
     assert result.output == "before\n"
     result = unchanged(home, "set().union(*[range(100000)] * 100000)")  # 10**10 items
@@ -226,8 +226,8 @@ def test_time_is_checked_before_each_big_operation() -> None:
     code = "x = 3 ** 250000\ny = 3 ** 125000\nwhile True:\n    z = x // y"
     setup = f"""
         from twin.home import Home
-        from twin.pyexec import Limits, run
-        limits = Limits(size=400_000, steps=10**12, seconds=0.3)
+        from twin.pyexec import SandboxLimits, run
+        limits = SandboxLimits(size=400_000, steps=10**12, seconds=0.3)
         code = {code!r}
     """
     outcome = run_bounded("run(code, Home(), limits).error_code", setup=setup)
@@ -373,7 +373,7 @@ def test_any_composition_is_ok_or_a_typed_error(first: str, second: str) -> None
     home = kettle_home()
     states = dict(home.states)
     code = f"x = {first}\n{TURN_ON_KETTLE}y = {second}\nprint(len(str(x)) + len(str(y)))"
-    result = run(code, home, Limits(steps=20_000, seconds=2.0, size=50_000))
+    result = run(code, home, SandboxLimits(steps=20_000, seconds=2.0, size=50_000))
     if result.ok:
         assert home.state(KETTLE).state == "on"
     else:
