@@ -51,3 +51,17 @@ def test_translations_name_every_catalog_entity() -> None:
         if spec.key
     }
     assert names == catalog
+
+
+def test_readme_layout_names_every_package_folder() -> None:
+    """The README's layout table has a row for each folder of twin/ and agent/ that holds code."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Layout") :].split("\n\n", 2)[1]
+    rows = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    folders = {
+        f"{init.parent.relative_to(ROOT).as_posix()}/"
+        for package in ("twin", "agent")
+        for init in (ROOT / package).rglob("__init__.py")
+    }
+    assert folders - rows == set()
+    assert {row for row in rows if row.endswith("/") and not (ROOT / row).is_dir()} == set()
