@@ -28,6 +28,8 @@ from .validation import ATTR_ENTITY_ID, TARGET_KEYS, entity_ids, valid_entity_id
 
 # 2026-01-01T00:00:00Z: a fixed default start keeps every run reproducible.
 DEFAULT_START = 1767225600.0
+# The attributes Home Assistant's entity layer adds to every state (_entity_attributes).
+ENTITY_ATTRIBUTES = ("friendly_name", "supported_features", "device_class", "unit_of_measurement")
 CROSS_DOMAIN = "homeassistant"
 CROSS_DOMAIN_SERVICES = ("turn_on", "turn_off", "toggle")
 
@@ -502,7 +504,7 @@ def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:
         attributes["unit_of_measurement"] = entry.unit_of_measurement
     if entry.device_class is not None:
         attributes["device_class"] = entry.device_class
-    attributes["friendly_name"] = entry.name
+    attributes["friendly_name"] = entry.name  # these keys are ENTITY_ATTRIBUTES
     # Domains with feature flags show them even when none is set, as their HA entity classes do.
     if entry.supported_features or domain_of(entry.domain).features:
         attributes["supported_features"] = entry.supported_features

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from . import manual
 from .domains import KEY_ATTRIBUTES
 from .errors import EntityNotFoundError, InvalidServiceDataError, TargetNotFoundError, TwinError
-from .home import Home
+from .home import ENTITY_ATTRIBUTES, Home
 from .registry import Area, Device, EntityEntry, Floor
 from .targets import entity_not_found
 
@@ -27,8 +27,6 @@ NO_AREA = "No area"
 NO_FLOOR = "No floor"
 # The keys of a state the tools give (Home Assistant's also has context, last_reported).
 STATE_KEYS = ("entity_id", "state", "attributes", "last_changed", "last_updated")
-# The entity-level attributes, which the twin's Home.add_entity derives from the entry itself.
-ENTITY_ATTRIBUTES = ("friendly_name", "supported_features", "device_class", "unit_of_measurement")
 # Home Assistant's registries as HomeAssistantView reads them: config/<kind>_registry/list.
 REGISTRIES = ("floor", "area", "device", "entity")
 NO_REGISTRIES: Mapping[str, Sequence[Mapping[str, Any]]] = MappingProxyType(

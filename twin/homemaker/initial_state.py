@@ -187,7 +187,8 @@ class _InitialState:
         """Purifiers where people are, exhaust fans after a shower, fans in warm occupied rooms."""
         rng = self.rng
         activity = self.activity[room.area.area_id]
-        if device.device_type == "air_purifier":
+        role = physics.type_physics(device.device_type).role
+        if role == "purifier":
             chance = 0.15 if activity == "empty" else 0.4
             if rng.random() < chance:
                 if activity == "asleep":
@@ -197,7 +198,7 @@ class _InitialState:
                 else:
                     self._call(entry, "turn_on", {"percentage": rng.choice((33, 67, 100))})
             return
-        if device.device_type == "bathroom_exhaust_fan":
+        if role == "exhaust":
             chance = 0.5 if self.phase == "morning" else 0.15
             if activity == "awake" and rng.random() < chance:
                 self._call(entry, "turn_on")
@@ -574,7 +575,7 @@ def _device_effects(
             effects.window_open = effects.window_open or state.state == "open"
         elif entry.domain == "humidifier" and state.state == "on":
             effects.humidifiers.append((state, entry.device_class == "dehumidifier"))
-        elif device_type == "air_purifier" and state.state == "on":
+        elif physics.type_physics(device_type).role == "purifier" and state.state == "on":
             effects.purifying = True
     if shaded:
         effects.shade = shades / shaded
