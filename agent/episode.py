@@ -71,7 +71,9 @@ class Step:
 @dataclass(slots=True)
 class Trajectory:
     """A whole episode, JSON round-trippable: the conversation, every tool call, the task's
-    outcome, and what it cost (tokens, calls, time)."""
+    outcome, and what it cost (tokens, calls, time). `reward` is the verifier's progress summed
+    over the steps (twin.verifier's Report.reward), a record; what training and the search are
+    rewarded with is twin.reward's."""
 
     messages: list[Message] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)

@@ -28,12 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # Where the project's Python lives; twin/domains/ is where domains are declared.
 SOURCES = ("twin", "agent", "custom_components")
 DECLARED = ROOT / "twin" / "domains"
-# Source files that still name three domains or more in one literal, each for a reason that is
-# not a domain's knowledge: the room physics' device kinds (issue 19, part A2: per-device-type
-# physics moves to the device types' YAML), the home generator's per-domain initial states, and
-# the agent's phrasing and deliberate mistakes.
+# Source files that name three domains or more in one literal, each for a reason that is not a
+# domain's declaration: the room physics' model of devices that move by themselves and of rooms'
+# readings, the home generator's choice of each device's initial state, and the agent side's
+# wording, deliberate mistakes and chosen requests.
 ALLOWED = {
-    "twin/physics.py": "the room physics' device kinds (moving to the device types' YAML)",
+    "twin/physics.py": "timed transitions (covers, valves, vacuums) and rooms' readings",
     "twin/homemaker/initial_state.py": "the home generator's initial state of each device kind",
     "agent/policies/teacher.py": "the teacher's wording and its deliberate mistakes",
     "agent/flywheel/blueprints/scripter.py": "the scripter's requests that a device can serve",
