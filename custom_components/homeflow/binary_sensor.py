@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import override
+
 from homeassistant.components.binary_sensor import BinarySensorEntity
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -26,6 +28,7 @@ class HomeFlowBinarySensor(HomeFlowEntity, BinarySensorEntity):
     """A twin binary sensor."""
 
     @property
+    @override
     def is_on(self) -> bool | None:
         """Whether the sensor detects something; None while unknown."""
         state = self.twin.state

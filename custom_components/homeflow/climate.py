@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.climate import (
     ClimateEntity,
@@ -60,6 +60,7 @@ class HomeFlowClimate(HomeFlowEntity, ClimateEntity):
                 setattr(self, f"_attr_{limit}", caps[limit])
 
     @property
+    @override
     def hvac_mode(self) -> HVACMode | None:
         """The twin's HVAC mode, which is the entity's state; None (unknown) if the twin's state
         is not a mode ("unavailable" in an imported home)."""
@@ -67,65 +68,78 @@ class HomeFlowClimate(HomeFlowEntity, ClimateEntity):
         return HVACMode(state) if state in HVACMode else None
 
     @property
+    @override
     def hvac_action(self) -> HVACAction | None:
         """What the twin device is doing, if it reports an action Home Assistant knows."""
         action = self.attribute.get("hvac_action")
         return HVACAction(action) if action in HVACAction else None
 
     @property
+    @override
     def current_temperature(self) -> float | None:
         """The room temperature the twin device reads."""
         return self.attribute.get("current_temperature")
 
     @property
+    @override
     def target_temperature(self) -> float | None:
         """The single target (None while a dual thermostat shows its range)."""
         return self.attribute.get("temperature")
 
     @property
+    @override
     def target_temperature_high(self) -> float | None:
         """The top of the target range."""
         return self.attribute.get("target_temp_high")
 
     @property
+    @override
     def target_temperature_low(self) -> float | None:
         """The bottom of the target range."""
         return self.attribute.get("target_temp_low")
 
     @property
+    @override
     def current_humidity(self) -> float | None:
         """The room humidity the twin device reads, if it has a sensor."""
         return self.attribute.get("current_humidity")
 
     @property
+    @override
     def target_humidity(self) -> float | None:
         """The target humidity."""
         return self.attribute.get("humidity")
 
     @property
+    @override
     def fan_mode(self) -> str | None:
         """The fan mode."""
         return self.attribute.get("fan_mode")
 
     @property
+    @override
     def preset_mode(self) -> str | None:
         """The preset mode."""
         return self.attribute.get("preset_mode")
 
     @property
+    @override
     def swing_mode(self) -> str | None:
         """The vertical swing mode."""
         return self.attribute.get("swing_mode")
 
     @property
+    @override
     def swing_horizontal_mode(self) -> str | None:
         """The horizontal swing mode."""
         return self.attribute.get("swing_horizontal_mode")
 
+    @override
     async def async_set_hvac_mode(self, hvac_mode: HVACMode) -> None:
         """Set the HVAC mode."""
         self.call("set_hvac_mode", hvac_mode=hvac_mode)
 
+    @override
     async def async_set_temperature(self, **kwargs: Any) -> None:
         """Set the target temperature or range, and the mode if given.
 
@@ -136,34 +150,42 @@ class HomeFlowClimate(HomeFlowEntity, ClimateEntity):
             **{key: value for key, value in kwargs.items() if key not in cv.ENTITY_SERVICE_FIELDS},
         )
 
+    @override
     async def async_set_humidity(self, humidity: int) -> None:
         """Set the target humidity."""
         self.call("set_humidity", humidity=humidity)
 
+    @override
     async def async_set_fan_mode(self, fan_mode: str) -> None:
         """Set the fan mode."""
         self.call("set_fan_mode", fan_mode=fan_mode)
 
+    @override
     async def async_set_preset_mode(self, preset_mode: str) -> None:
         """Set the preset mode."""
         self.call("set_preset_mode", preset_mode=preset_mode)
 
+    @override
     async def async_set_swing_mode(self, swing_mode: str) -> None:
         """Set the vertical swing mode."""
         self.call("set_swing_mode", swing_mode=swing_mode)
 
+    @override
     async def async_set_swing_horizontal_mode(self, swing_horizontal_mode: str) -> None:
         """Set the horizontal swing mode."""
         self.call("set_swing_horizontal_mode", swing_horizontal_mode=swing_horizontal_mode)
 
+    @override
     async def async_turn_on(self) -> None:
         """Turn on into the mode the twin device was in before it was turned off."""
         self.call("turn_on")
 
+    @override
     async def async_turn_off(self) -> None:
         """Turn off."""
         self.call("turn_off")
 
+    @override
     async def async_toggle(self) -> None:
         """Turn on when off, else off: Home Assistant's toggle, applied by the twin in one call."""
         self.call("toggle")

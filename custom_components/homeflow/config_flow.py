@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import Any, override
 
 import aiohttp
-import voluptuous as vol
+import probatio
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigFlow,
@@ -74,27 +74,27 @@ from .const import (
 )
 from .virtual_home import build_home
 
-GENERATE_SCHEMA = vol.Schema(
+GENERATE_SCHEMA = probatio.Schema(
     {
-        vol.Required(CONF_NAME, default=DEFAULT_NAME): str,
-        vol.Required(CONF_SEED, default=0): NumberSelector(
+        probatio.Required(CONF_NAME, default=DEFAULT_NAME): str,
+        probatio.Required(CONF_SEED, default=0): NumberSelector(
             NumberSelectorConfig(min=0, max=2**31 - 1, step=1, mode=NumberSelectorMode.BOX)
         ),
-        vol.Optional(CONF_HOME_TYPE): SelectSelector(
+        probatio.Optional(CONF_HOME_TYPE): SelectSelector(
             SelectSelectorConfig(options=HOME_TYPES, translation_key=CONF_HOME_TYPE)
         ),
-        vol.Optional(CONF_SIZE): SelectSelector(
+        probatio.Optional(CONF_SIZE): SelectSelector(
             SelectSelectorConfig(options=SIZES, translation_key=CONF_SIZE)
         ),
-        vol.Optional(CONF_CITY): SelectSelector(
+        probatio.Optional(CONF_CITY): SelectSelector(
             SelectSelectorConfig(options=sorted(cities()), mode=SelectSelectorMode.DROPDOWN)
         ),
     }
 )
-IMPORT_SCHEMA = vol.Schema(
+IMPORT_SCHEMA = probatio.Schema(
     {
-        vol.Required(CONF_NAME, default=DEFAULT_NAME): str,
-        vol.Required(CONF_HOME): TextSelector(TextSelectorConfig(multiline=True)),
+        probatio.Required(CONF_NAME, default=DEFAULT_NAME): str,
+        probatio.Required(CONF_HOME): TextSelector(TextSelectorConfig(multiline=True)),
     }
 )
 
@@ -106,18 +106,21 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
 
     @staticmethod
     @callback
+    @override
     def async_get_options_flow(config_entry: ConfigEntry) -> HomeFlowOptionsFlow:
         """How the home's simulation runs."""
         return HomeFlowOptionsFlow()
 
     @classmethod
     @callback
+    @override
     def async_get_supported_subentry_types(
         cls, config_entry: ConfigEntry
     ) -> dict[str, type[ConfigSubentryFlow]]:
         """A home's conversation agents."""
         return {SUBENTRY_CONVERSATION: ConversationFlow}
 
+    @override
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Generate a home or import one."""
         return self.async_show_menu(step_id="user", menu_options=[SOURCE_GENERATE, "import_home"])
@@ -139,7 +142,7 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
     async def _async_create_home(
         self,
         source: str,
-        schema: vol.Schema,
+        schema: probatio.Schema,
         user_input: dict[str, Any] | None,
     ) -> ConfigFlowResult:
         """Check the name and that the home builds, then create the entry."""
@@ -179,17 +182,17 @@ class HomeFlowOptionsFlow(OptionsFlowWithReload):
                 return self.async_create_entry(data=user_input)
             errors["base"] = "too_fast"
         options = self.config_entry.options
-        schema = vol.Schema(
+        schema = probatio.Schema(
             {
-                vol.Required(
+                probatio.Required(
                     CONF_PHYSICS, default=options.get(CONF_PHYSICS, DEFAULT_PHYSICS)
                 ): bool,
-                vol.Required(CONF_SPEED, default=options.get(CONF_SPEED, DEFAULT_SPEED)): vol.All(
-                    vol.Coerce(float), vol.Range(min=0.1, max=3600)
-                ),
-                vol.Required(CONF_TICK, default=options.get(CONF_TICK, DEFAULT_TICK)): vol.All(
-                    vol.Coerce(int), vol.Range(min=1, max=3600)
-                ),
+                probatio.Required(
+                    CONF_SPEED, default=options.get(CONF_SPEED, DEFAULT_SPEED)
+                ): probatio.All(probatio.Coerce(float), probatio.Range(min=0.1, max=3600)),
+                probatio.Required(
+                    CONF_TICK, default=options.get(CONF_TICK, DEFAULT_TICK)
+                ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=3600)),
             }
         )
         return self.async_show_form(
@@ -254,25 +257,25 @@ def _default_llm_api(hass: HomeAssistant) -> str:
     return HOMEFLOW_LLM_API if HOMEFLOW_LLM_API in ids else llm.LLM_API_ASSIST
 
 
-def _agent_schema(hass: HomeAssistant, *, named: bool) -> vol.Schema:
+def _agent_schema(hass: HomeAssistant, *, named: bool) -> probatio.Schema:
     """The agent's fields: a served model (URL, model, key) or a local one, prompt, LLM APIs."""
     apis = [SelectOptionDict(label=api.name, value=api.id) for api in llm.async_get_apis(hass)]
     fields: dict[Any, Any] = {}
     if named:
-        fields[vol.Required(CONF_NAME, default=DEFAULT_CONVERSATION_NAME)] = str
+        fields[probatio.Required(CONF_NAME, default=DEFAULT_CONVERSATION_NAME)] = str
     fields |= {
-        vol.Optional(CONF_URL): TextSelector(TextSelectorConfig(type=TextSelectorType.URL)),
-        vol.Optional(CONF_MODEL): str,
-        vol.Optional(CONF_API_KEY): TextSelector(
+        probatio.Optional(CONF_URL): TextSelector(TextSelectorConfig(type=TextSelectorType.URL)),
+        probatio.Optional(CONF_MODEL): str,
+        probatio.Optional(CONF_API_KEY): TextSelector(
             TextSelectorConfig(type=TextSelectorType.PASSWORD)
         ),
-        vol.Optional(CONF_MODEL_PATH): str,
-        vol.Optional(CONF_PROMPT): TemplateSelector(),
-        vol.Optional(CONF_LLM_HASS_API): SelectSelector(
+        probatio.Optional(CONF_MODEL_PATH): str,
+        probatio.Optional(CONF_PROMPT): TemplateSelector(),
+        probatio.Optional(CONF_LLM_HASS_API): SelectSelector(
             SelectSelectorConfig(options=apis, multiple=True)
         ),
     }
-    return vol.Schema(fields)
+    return probatio.Schema(fields)
 
 
 async def _async_check_model(
@@ -287,7 +290,7 @@ async def _async_check_model(
         return {CONF_MODEL: "model_required"}, ""
     try:
         url = data[CONF_URL] = cv.url(data[CONF_URL]).rstrip("/")
-    except vol.Invalid:
+    except probatio.Invalid:
         return {CONF_URL: "invalid_url"}, ""
     api_key = data.get(CONF_API_KEY)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

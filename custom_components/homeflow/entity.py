@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.const import EntityCategory
 from homeassistant.helpers import entity_registry as er
@@ -86,6 +86,7 @@ class HomeFlowEntity(Entity):
         """The twin entity's state attributes."""
         return self.twin.attributes
 
+    @override
     async def async_added_to_hass(self) -> None:
         """Write the state whenever the twin changes this entity; place a new entity that has an
         area of its own (not its device's) there, so that area targets reach it as in the twin."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.humidifier import (
     HumidifierAction,
@@ -48,47 +48,57 @@ class HomeFlowHumidifier(HomeFlowEntity, HumidifierEntity):
                 setattr(self, f"_attr_{limit}", caps[limit])
 
     @property
+    @override
     def is_on(self) -> bool:
         """Whether the device is on."""
         return self.twin.state == "on"
 
     @property
+    @override
     def action(self) -> HumidifierAction | None:
         """What the device is doing, if it reports it."""
         action = self.attribute.get("action")
         return HumidifierAction(action) if action else None
 
     @property
+    @override
     def current_humidity(self) -> float | None:
         """The room humidity the device reads."""
         return self.attribute.get("current_humidity")
 
     @property
+    @override
     def target_humidity(self) -> float | None:
         """The target humidity."""
         return self.attribute.get("humidity")
 
     @property
+    @override
     def mode(self) -> str | None:
         """The mode."""
         return self.attribute.get("mode")
 
+    @override
     async def async_turn_on(self, **kwargs: Any) -> None:
         """Turn on."""
         self.call("turn_on", **kwargs)
 
+    @override
     async def async_turn_off(self, **kwargs: Any) -> None:
         """Turn off."""
         self.call("turn_off", **kwargs)
 
+    @override
     async def async_toggle(self, **kwargs: Any) -> None:
         """Off if on, else on: Home Assistant's toggle, applied by the twin in one call."""
         self.call("toggle", **kwargs)
 
+    @override
     async def async_set_humidity(self, humidity: int) -> None:
         """Set the target humidity."""
         self.call("set_humidity", humidity=humidity)
 
+    @override
     async def async_set_mode(self, mode: str) -> None:
         """Switch mode."""
         self.call("set_mode", mode=mode)

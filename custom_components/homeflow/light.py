@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.light import (
     ATTR_COLOR_TEMP_KELVIN,
@@ -55,6 +55,7 @@ class HomeFlowLight(HomeFlowEntity, LightEntity):
         self._attr_supported_features = LightEntityFeature(entry.supported_features)
 
     @property
+    @override
     def is_on(self) -> bool:
         """Whether the light is on."""
         return self.twin.state == "on"
@@ -70,50 +71,60 @@ class HomeFlowLight(HomeFlowEntity, LightEntity):
         return remembered(self.virtual.home.entities[self.twin_id], self.twin)
 
     @property
+    @override
     def color_mode(self) -> ColorMode | None:
         """The mode of the colour the light shows."""
         return ColorMode(self.memory["color_mode"])
 
     @property
+    @override
     def brightness(self) -> int | None:
         """The brightness, 1-255."""
         return self.memory.get("brightness")
 
     @property
+    @override
     def hs_color(self) -> tuple[float, float] | None:
         """The hue and saturation."""
         return self.memory.get("hs_color")
 
     @property
+    @override
     def xy_color(self) -> tuple[float, float] | None:
         """The CIE xy colour."""
         return self.memory.get("xy_color")
 
     @property
+    @override
     def rgb_color(self) -> tuple[int, int, int] | None:
         """The red, green and blue channels."""
         return self.memory.get("rgb_color")
 
     @property
+    @override
     def rgbw_color(self) -> tuple[int, int, int, int] | None:
         """The red, green, blue and white channels."""
         return self.memory.get("rgbw_color")
 
     @property
+    @override
     def rgbww_color(self) -> tuple[int, int, int, int, int] | None:
         """The red, green, blue, cold and warm white channels."""
         return self.memory.get("rgbww_color")
 
     @property
+    @override
     def color_temp_kelvin(self) -> int | None:
         """The colour temperature."""
         return self.memory.get("color_temp_kelvin")
 
     @property
+    @override
     def effect(self) -> str | None:
         """The effect the light runs when on."""
         return self.memory.get("effect")
 
+    @override
     async def async_turn_on(self, **kwargs: Any) -> None:
         """Turn on with the brightness, colour and effect Home Assistant made of the call.
 
@@ -129,6 +140,7 @@ class HomeFlowLight(HomeFlowEntity, LightEntity):
             kwargs[ATTR_RGBWW_COLOR] = tuple(min(max(channel, 0), 255) for channel in rgbww)
         self.call("turn_on", **kwargs)
 
+    @override
     async def async_turn_off(self, **kwargs: Any) -> None:
         """Turn off."""
         self.call("turn_off", **kwargs)

@@ -75,11 +75,11 @@ def _place_devices(
     """Write the devices; put each new one, and each whose area is `fresh`, in its area."""
     devices = dr.async_get(hass)
     for device in home.devices.values():
-        identifiers = {device_identifier(entry, device.device_id)}
-        new = devices.async_get_device(identifiers=identifiers) is None
+        identifier = device_identifier(entry, device.device_id)
+        new = devices.async_get_device_by_identifier(identifier, entry.entry_id) is None
         entry_device = devices.async_get_or_create(
             config_entry_id=entry.entry_id,
-            identifiers=identifiers,
+            identifiers={identifier},
             name=device.name,
             manufacturer=device.manufacturer,
             model=device.model,

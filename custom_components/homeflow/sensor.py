@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import override
+
 from homeassistant.components.sensor import SensorEntity, SensorStateClass
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -34,6 +36,7 @@ class HomeFlowSensor(HomeFlowEntity, SensorEntity):
             self._attr_state_class = SensorStateClass(state_class)
 
     @property
+    @override
     def native_value(self) -> str | int | float | None:
         """The twin's reading: a number where the sensor measures one, as the twin wrote it."""
         state = self.twin.state

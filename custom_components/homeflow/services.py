@@ -6,7 +6,7 @@ with a translated ServiceValidationError when that entry is not a loaded HomeFlo
 
 from __future__ import annotations
 
-import voluptuous as vol
+import probatio
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import (
@@ -40,24 +40,28 @@ FORMAT_HOME_FILE = "home_file"
 FORMAT_HA_SNAPSHOT = "ha_snapshot"
 MAX_ADVANCE = 7 * 24 * 3600  # a week of simulated time in one call
 
-_HOME = {vol.Required(ATTR_CONFIG_ENTRY_ID): ConfigEntrySelector({"integration": DOMAIN})}
-HOME_SCHEMA = vol.Schema(_HOME)
-SET_GOAL_SCHEMA = vol.Schema(
+_HOME = {probatio.Required(ATTR_CONFIG_ENTRY_ID): ConfigEntrySelector({"integration": DOMAIN})}
+HOME_SCHEMA = probatio.Schema(_HOME)
+SET_GOAL_SCHEMA = probatio.Schema(
     {
         **_HOME,
-        vol.Required(ATTR_CONDITIONS): vol.All(cv.ensure_list, [cv.string], vol.Length(min=1)),
+        probatio.Required(ATTR_CONDITIONS): probatio.All(
+            cv.ensure_list, [cv.string], probatio.Length(min=1)
+        ),
     }
 )
-ADVANCE_TIME_SCHEMA = vol.Schema(
+ADVANCE_TIME_SCHEMA = probatio.Schema(
     {
         **_HOME,
-        vol.Required(ATTR_SECONDS): vol.All(vol.Coerce(int), vol.Range(min=1, max=MAX_ADVANCE)),
+        probatio.Required(ATTR_SECONDS): probatio.All(
+            probatio.Coerce(int), probatio.Range(min=1, max=MAX_ADVANCE)
+        ),
     }
 )
-EXPORT_SNAPSHOT_SCHEMA = vol.Schema(
+EXPORT_SNAPSHOT_SCHEMA = probatio.Schema(
     {
         **_HOME,
-        vol.Optional(ATTR_FORMAT, default=FORMAT_HOME_FILE): vol.In(
+        probatio.Optional(ATTR_FORMAT, default=FORMAT_HOME_FILE): probatio.In(
             [FORMAT_HOME_FILE, FORMAT_HA_SNAPSHOT]
         ),
     }

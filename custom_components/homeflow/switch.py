@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.switch import SwitchEntity
 from homeassistant.core import HomeAssistant
@@ -26,14 +26,17 @@ class HomeFlowSwitch(HomeFlowEntity, SwitchEntity):
     """A twin switch."""
 
     @property
+    @override
     def is_on(self) -> bool:
         """Whether the switch is on."""
         return self.twin.state == "on"
 
+    @override
     async def async_turn_on(self, **kwargs: Any) -> None:
         """Switch on."""
         self.call("turn_on", **kwargs)
 
+    @override
     async def async_turn_off(self, **kwargs: Any) -> None:
         """Switch off."""
         self.call("turn_off", **kwargs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.water_heater import WaterHeaterEntity, WaterHeaterEntityFeature
 from homeassistant.const import PRECISION_TENTHS, STATE_ON, UnitOfTemperature
@@ -50,35 +50,42 @@ class HomeFlowWaterHeater(HomeFlowEntity, WaterHeaterEntity):
                 setattr(self, f"_attr_{limit}", caps[limit])
 
     @property
+    @override
     def current_operation(self) -> str:
         """The twin's operation mode, which is the entity's state."""
         return self.twin.state
 
     @property
+    @override
     def current_temperature(self) -> float | None:
         """The water temperature."""
         return self.attribute.get("current_temperature")
 
     @property
+    @override
     def target_temperature(self) -> float | None:
         """The target water temperature."""
         return self.attribute.get("temperature")
 
     @property
+    @override
     def target_temperature_high(self) -> float | None:
         """The top of the target range, for tanks that have one."""
         return self.attribute.get("target_temp_high")
 
     @property
+    @override
     def target_temperature_low(self) -> float | None:
         """The bottom of the target range, for tanks that have one."""
         return self.attribute.get("target_temp_low")
 
     @property
+    @override
     def is_away_mode_on(self) -> bool:
         """Whether away mode is on."""
         return self.attribute.get("away_mode") == STATE_ON
 
+    @override
     async def async_set_temperature(self, **kwargs: Any) -> None:
         """Set the target temperature, and the operation mode if given.
 
@@ -89,22 +96,27 @@ class HomeFlowWaterHeater(HomeFlowEntity, WaterHeaterEntity):
             **{key: value for key, value in kwargs.items() if key not in cv.ENTITY_SERVICE_FIELDS},
         )
 
+    @override
     async def async_set_operation_mode(self, operation_mode: str) -> None:
         """Set the operation mode."""
         self.call("set_operation_mode", operation_mode=operation_mode)
 
+    @override
     async def async_turn_away_mode_on(self) -> None:
         """Turn away mode on."""
         self.call("set_away_mode", away_mode=True)
 
+    @override
     async def async_turn_away_mode_off(self) -> None:
         """Turn away mode off."""
         self.call("set_away_mode", away_mode=False)
 
+    @override
     async def async_turn_on(self, **kwargs: Any) -> None:
         """Turn on into the mode the twin tank was in before it was turned off."""
         self.call("turn_on", **kwargs)
 
+    @override
     async def async_turn_off(self, **kwargs: Any) -> None:
         """Turn off."""
         self.call("turn_off", **kwargs)
