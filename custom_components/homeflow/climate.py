@@ -21,6 +21,9 @@ from . import HomeFlowConfigEntry
 from .entity import HomeFlowEntity
 from .virtual_home import VirtualHome
 
+# Actions change the in-process twin: no I/O, so no limit on how many run at once.
+PARALLEL_UPDATES = 0
+
 
 async def async_setup_entry(
     hass: HomeAssistant,

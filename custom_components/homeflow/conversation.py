@@ -39,6 +39,8 @@ from .const import (
 )
 
 _LOGGER = logging.getLogger(__name__)
+# Each message is its own request to the model server, which queues them itself.
+PARALLEL_UPDATES = 0
 
 
 async def async_setup_entry(

@@ -17,6 +17,9 @@ from .virtual_home import VirtualHome
 
 _STATES = frozenset(state.value for state in LockState)
 
+# Actions change the in-process twin: no I/O, so no limit on how many run at once.
+PARALLEL_UPDATES = 0
+
 
 async def async_setup_entry(
     hass: HomeAssistant,

@@ -23,6 +23,9 @@ from .virtual_home import VirtualHome
 
 _STATES = {state.value: state for state in MediaPlayerState}
 
+# Actions change the in-process twin: no I/O, so no limit on how many run at once.
+PARALLEL_UPDATES = 0
+
 
 async def async_setup_entry(
     hass: HomeAssistant,

@@ -11,6 +11,9 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from . import HomeFlowConfigEntry
 from .entity import HomeFlowEntity
 
+# Actions change the in-process twin: no I/O, so no limit on how many run at once.
+PARALLEL_UPDATES = 0
+
 
 async def async_setup_entry(
     hass: HomeAssistant,
