@@ -33,7 +33,8 @@ from .const import (
 )
 
 # {"floors": {twin floor id: HA floor id}, "areas": {twin area id: HA area id}} of what HomeFlow
-# made, and "user_floors", "user_areas" likewise of the user's own it uses.
+# made, "user_floors", "user_areas" likewise of the user's own it uses, and "floored": {HA area id:
+# HA floor id} of the user's areas it put on a floor.
 type RegistryIds = dict[str, dict[str, str]]
 
 
@@ -61,6 +62,7 @@ def register_home(
     areas = ar.async_get(hass)
     made = made or {}
     ids: RegistryIds = {"floors": {}, "areas": {}, "user_floors": {}, "user_areas": {}}
+    ids["floored"] = dict(made.get("floored", {}))
     fresh: set[str] = set()  # the areas made now: a deleted one made again may get its old id
     reuse_floors = set(entry.data.get(CONF_FLOORS, ()))
     for floor in home.floors.values():
@@ -80,6 +82,7 @@ def register_home(
             user = areas.async_get_area_by_name(area.name)
             if area.area_id in reuse_areas and user is not None:
                 kind = ("user_areas", user.id)
+                _put_on_floor(hass, user, floor_ids.get(area.floor_id or ""), ids)
             else:
                 name = _free_name(area.name, entry.title, areas.async_get_area_by_name)
                 floor_id = floor_ids.get(area.floor_id) if area.floor_id else None
@@ -92,6 +95,16 @@ def register_home(
     _place_devices(hass, entry, home, ids, fresh)
     _place_entities(hass, entry, home, ids, fresh)
     return ids
+
+
+def _put_on_floor(
+    hass: HomeAssistant, area: ar.AreaEntry, floor_id: str | None, ids: RegistryIds
+) -> None:
+    """Put a user's area that is on no floor on the twin room's, remembered in `ids` so that
+    removal takes it off again: floor targets then reach the same rooms as in the twin."""
+    if area.floor_id is None and floor_id is not None:
+        ar.async_get(hass).async_update(area.id, floor_id=floor_id)
+        ids["floored"][area.id] = floor_id
 
 
 def area_ids(ids: RegistryIds) -> dict[str, str]:
@@ -163,7 +176,7 @@ def _device_name(hass: HomeAssistant, home: Home, device: Device, ids: RegistryI
 
 def unregister_home(hass: HomeAssistant, entry_id: str, made: RegistryIds) -> None:
     """Delete the areas and floors this home made, unless another entry's device or entity (or
-    one of the user's own) still uses them."""
+    one of the user's own) still uses them; take the user's areas off the floors it put them on."""
     areas = ar.async_get(hass)
     floors = fr.async_get(hass)
     devices = dr.async_get(hass)
@@ -178,6 +191,9 @@ def unregister_home(hass: HomeAssistant, entry_id: str, made: RegistryIds) -> No
         )
         if areas.async_get_area(area_id) and not in_use:
             areas.async_delete(area_id)
+    for area_id, floor_id in made.get("floored", {}).items():
+        if (area := areas.async_get_area(area_id)) is not None and area.floor_id == floor_id:
+            areas.async_update(area_id, floor_id=None)
     for floor_id in made.get("floors", {}).values():
         if floors.async_get_floor(floor_id) and not ar.async_entries_for_floor(areas, floor_id):
             floors.async_delete(floor_id)

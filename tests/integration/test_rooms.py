@@ -88,6 +88,12 @@ async def test_rooms_go_into_the_users_empty_areas(
     assert all(device.config_entry_id == entry.entry_id for device in devices)
     assert hass.states.get(CEILING).attributes["friendly_name"] == "Living Room Ceiling Light"
     assert not dr.async_entries_for_area(dr.async_get(hass), onboarded["Bedroom"])
+    # On no floor, as onboarding makes them: put on the home's, so floor targets reach them.
+    ground = fr.async_get(hass).async_get_floor_by_name("Ground Floor")
+    assert ground is not None
+    living_room = areas.async_get_area(onboarded["Living Room"])
+    assert living_room is not None
+    assert living_room.floor_id == ground.floor_id
 
 
 async def test_made_areas_and_floors_get_icons(
@@ -143,7 +149,10 @@ async def test_mapping_off_leaves_the_users_areas_empty(
 async def test_the_users_floor_is_used_and_kept(
     hass: HomeAssistant, onboarded: dict[str, str]
 ) -> None:
-    ground = fr.async_get(hass).async_create("Ground floor", level=0)  # names match as HA's do
+    floors = fr.async_get(hass)
+    ground = floors.async_create("Ground floor", level=0)  # names match as HA's do
+    upstairs = floors.async_create("Upstairs", level=1)
+    ar.async_get(hass).async_update(onboarded["Kitchen"], floor_id=upstairs.floor_id)
     result = await _generate(hass)
     assert _defaults(result) == {"areas": ["living_room", "kitchen"], "floors": ["ground_floor"]}
     entry = await _finish(hass, result, {})
@@ -151,7 +160,10 @@ async def test_the_users_floor_is_used_and_kept(
     hallway = areas.async_get_area_by_name("Hallway")
     assert hallway is not None
     assert hallway.floor_id == ground.floor_id
-    assert len(fr.async_get(hass).async_list_floors()) == 1
+    assert len(floors.async_list_floors()) == 2
+    kitchen = areas.async_get_area(onboarded["Kitchen"])
+    assert kitchen is not None
+    assert kitchen.floor_id == upstairs.floor_id  # where the user put it
 
     assert await hass.config_entries.async_remove(entry.entry_id)
     await hass.async_block_till_done()
@@ -166,6 +178,7 @@ async def test_removal_keeps_the_users_areas_and_removes_what_it_made(
     await hass.async_block_till_done()
     areas = ar.async_get(hass)
     assert {area.name for area in areas.async_list_areas()} == set(ONBOARDING)
+    assert all(area.floor_id is None for area in areas.async_list_areas())
     assert all(areas.async_get_area(area_id) for area_id in onboarded.values())
     assert not fr.async_get(hass).async_list_floors()
     assert not dr.async_get(hass).devices
