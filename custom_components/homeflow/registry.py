@@ -58,43 +58,57 @@ def register_home(
     area was made again (the user deleted it): as with Home Assistant's suggested area, where it
     is later is the user's choice.
     """
-    floors = fr.async_get(hass)
-    areas = ar.async_get(hass)
     made = made or {}
     ids: RegistryIds = {"floors": {}, "areas": {}, "user_floors": {}, "user_areas": {}}
     ids["floored"] = dict(made.get("floored", {}))
-    fresh: set[str] = set()  # the areas made now: a deleted one made again may get its old id
-    reuse_floors = set(entry.data.get(CONF_FLOORS, ()))
+    _register_floors(hass, entry, home, made, ids)
+    fresh = _register_areas(hass, entry, home, made, ids)
+    _place_devices(hass, entry, home, ids, fresh)
+    _place_entities(hass, entry, home, ids, fresh)
+    return ids
+
+
+def _register_floors(
+    hass: HomeAssistant, entry: ConfigEntry, home: Home, made: RegistryIds, ids: RegistryIds
+) -> None:
+    """Write the twin's floors into `ids`: kept, the user's chosen one, or made."""
+    floors = fr.async_get(hass)
+    reuse = set(entry.data.get(CONF_FLOORS, ()))
     for floor in home.floors.values():
         if (kind := _kept(made, "floors", floor.floor_id, floors.async_get_floor)) is None:
             user = floors.async_get_floor_by_name(floor.name)
-            if floor.floor_id in reuse_floors and user is not None:
+            if floor.floor_id in reuse and user is not None:
                 kind = ("user_floors", user.floor_id)
             else:
                 name = _free_name(floor.name, entry.title, floors.async_get_floor_by_name)
                 icon = FLOOR_ICONS.get(floor.level, DEFAULT_FLOOR_ICON)
                 kind = ("floors", floors.async_create(name, icon=icon, level=floor.level).floor_id)
         ids[kind[0]][floor.floor_id] = kind[1]
+
+
+def _register_areas(
+    hass: HomeAssistant, entry: ConfigEntry, home: Home, made: RegistryIds, ids: RegistryIds
+) -> set[str]:
+    """Write the twin's areas into `ids`: kept, the user's chosen one, or made; returns the ids
+    of those made now (a deleted one made again may get its old id)."""
+    areas = ar.async_get(hass)
     floor_ids = ids["floors"] | ids["user_floors"]
-    reuse_areas = set(entry.data.get(CONF_AREAS, ()))
+    reuse = set(entry.data.get(CONF_AREAS, ()))
+    fresh: set[str] = set()
     for area in home.areas.values():
+        floor_id = floor_ids.get(area.floor_id) if area.floor_id else None
         if (kind := _kept(made, "areas", area.area_id, areas.async_get_area)) is None:
             user = areas.async_get_area_by_name(area.name)
-            if area.area_id in reuse_areas and user is not None:
+            if area.area_id in reuse and user is not None:
                 kind = ("user_areas", user.id)
-                _put_on_floor(hass, user, floor_ids.get(area.floor_id or ""), ids)
+                _put_on_floor(hass, user, floor_id, ids)
             else:
                 name = _free_name(area.name, entry.title, areas.async_get_area_by_name)
-                floor_id = floor_ids.get(area.floor_id) if area.floor_id else None
-                kind = (
-                    "areas",
-                    areas.async_create(name, floor_id=floor_id, icon=area_icon(area)).id,
-                )
-                fresh.add(kind[1])
+                created = areas.async_create(name, floor_id=floor_id, icon=area_icon(area))
+                kind = ("areas", created.id)
+                fresh.add(created.id)
         ids[kind[0]][area.area_id] = kind[1]
-    _place_devices(hass, entry, home, ids, fresh)
-    _place_entities(hass, entry, home, ids, fresh)
-    return ids
+    return fresh
 
 
 def _put_on_floor(
