@@ -448,7 +448,8 @@ class HassServer:
         size: str | None = None,
         city: str | None = None,
     ) -> dict[str, Any]:
-        """Generate a home through HomeFlow's config flow, as the UI does; its config entry."""
+        """Generate a home through HomeFlow's config flow, as the UI does (taking the rooms step's
+        defaults); its config entry."""
         flow = self.call(
             "POST", "/api/config/config_entries/flow", {"handler": "homeflow"}, token=token
         )
@@ -457,6 +458,9 @@ class HassServer:
         options = {"home_type": home_type, "size": size, "city": city}
         user_input = {"name": name, "seed": seed} | {k: v for k, v in options.items() if v}
         result = self.call("POST", step, user_input, token=token)
+        if result["type"] == "form" and result["step_id"] == "rooms":
+            # The user's areas and floors named as the home's: the ones offered by default.
+            result = self.call("POST", step, {}, token=token)
         if result["type"] != "create_entry":
             raise HassError(f"the config flow did not create the home: {result}")
         entry: dict[str, Any] = result["result"]
@@ -576,11 +580,10 @@ def add_home_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def start_home(server: HassServer, args: argparse.Namespace) -> Tokens:
-    """Onboard a fresh server fully, clear its areas and create the home `args` describe."""
+    """Onboard a fresh server fully and create the home `args` describe, in its rooms."""
     started = time.monotonic()
     tokens = server.onboard(full=True)
     server.wait_until_running(tokens.access_token)
-    server.remove_areas(tokens.access_token)
     entry = server.create_home(
         tokens.access_token, args.name, args.seed, args.type, args.size, args.city
     )

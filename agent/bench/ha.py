@@ -112,6 +112,8 @@ async def add_home(backend: HomeAssistantBackend, title: str, home: Home) -> str
     step = f"{ENTRIES}/flow/{flow['flow_id']}"
     await _call(backend, "POST", step, {"next_step_id": "import_home"})
     made = await _call(backend, "POST", step, {"name": title, "home": dump_home(home)})
+    if made.get("type") == "form" and made.get("step_id") == "rooms":
+        made = await _call(backend, "POST", step, {})  # the user's empty areas, as offered
     if made.get("type") != "create_entry":
         raise HomeAssistantRequestError(f"HomeFlow's config flow did not import {title!r}: {made}")
     entry_id: str = made["result"]["entry_id"]

@@ -44,15 +44,19 @@ from homeassistant.helpers.selector import (
 from homeassistant.util import slugify
 
 from twin.errors import TwinError
+from twin.home import Home
 from twin.weather import cities
 
 from .const import (
+    CONF_AREAS,
     CONF_CITY,
+    CONF_FLOORS,
     CONF_HOME,
     CONF_HOME_TYPE,
     CONF_MODEL_PATH,
     CONF_PHYSICS,
     CONF_SEED,
+    CONF_SEED_TIME,
     CONF_SIZE,
     CONF_SOURCE,
     CONF_SPEED,
@@ -72,7 +76,8 @@ from .const import (
     SOURCE_IMPORT,
     SUBENTRY_CONVERSATION,
 )
-from .virtual_home import build_home
+from .registry import same_named
+from .virtual_home import build_home, hass_now
 
 GENERATE_SCHEMA = probatio.Schema(
     {
@@ -89,6 +94,7 @@ GENERATE_SCHEMA = probatio.Schema(
         probatio.Optional(CONF_CITY): SelectSelector(
             SelectSelectorConfig(options=sorted(cities()), mode=SelectSelectorMode.DROPDOWN)
         ),
+        probatio.Required(CONF_SEED_TIME, default=False): bool,
     }
 )
 IMPORT_SCHEMA = probatio.Schema(
@@ -103,6 +109,12 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
     """Create a virtual home."""
 
     VERSION = 1
+
+    def __init__(self) -> None:
+        """A flow that has built no home yet."""
+        self._title = ""
+        self._data: dict[str, Any] = {}
+        self._home: Home | None = None
 
     @staticmethod
     @callback
@@ -157,18 +169,47 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
                 await self.async_set_unique_id(slugify(name))
                 self._abort_if_unique_id_configured()
                 try:
-                    await self.hass.async_add_executor_job(build_home, data)
+                    home = await self.hass.async_add_executor_job(
+                        build_home, data, hass_now(self.hass)
+                    )
                 except TwinError as err:
                     errors["base"] = "invalid_home"
                     placeholders["error"] = str(err)
                 else:
-                    return self.async_create_entry(title=name, data=data)
+                    self._title, self._data, self._home = name, data, home
+                    return await self.async_step_rooms()
         return self.async_show_form(
             step_id="import_home" if source == SOURCE_IMPORT else source,
             data_schema=self.add_suggested_values_to_schema(schema, user_input),
             errors=errors,
             description_placeholders=placeholders,
         )
+
+    async def async_step_rooms(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Offer the user's own areas and floors named as the home's rooms and floors: those that
+        hold nothing yet are chosen unless the user says otherwise."""
+        if user_input is not None:
+            return self.async_create_entry(title=self._title, data=self._data | user_input)
+        assert self._home is not None
+        areas, floors = same_named(self.hass, self._home)
+        if not areas and not floors:
+            return self.async_create_entry(title=self._title, data=self._data)
+        fields: dict[Any, Any] = {}
+        for key, found, names in (
+            (CONF_AREAS, areas, {a.area_id: a.name for a in self._home.areas.values()}),
+            (CONF_FLOORS, floors, {f.floor_id: f.name for f in self._home.floors.values()}),
+        ):
+            if found:
+                options = [
+                    SelectOptionDict(value=twin_id, label=names[twin_id]) for twin_id in found
+                ]
+                chosen = [twin_id for twin_id, empty in found.items() if empty]
+                fields[probatio.Optional(key, default=chosen)] = SelectSelector(
+                    SelectSelectorConfig(
+                        options=options, multiple=True, mode=SelectSelectorMode.LIST
+                    )
+                )
+        return self.async_show_form(step_id="rooms", data_schema=probatio.Schema(fields))
 
 
 class HomeFlowOptionsFlow(OptionsFlowWithReload):

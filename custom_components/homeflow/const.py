@@ -58,3 +58,49 @@ PLATFORMS = [
     Platform.VALVE,
     Platform.WATER_HEATER,
 ]
+
+# Rooms and floors placed in the user's own areas and floors of the same name (twin ids), chosen
+# in the config flow; the rest are made, named apart ("Beach House Kitchen") where a name is taken.
+CONF_AREAS = "areas"
+CONF_FLOORS = "floors"
+# Keep the moment the seed draws, instead of Home Assistant's now.
+CONF_SEED_TIME = "seed_time"
+
+# Icons of the areas HomeFlow makes, by a word of the room's id (first match): onboarding's own
+# for the living room, kitchen and bedroom (homeassistant/components/onboarding/const.py).
+AREA_ICONS = (
+    ("kitchen", "mdi:stove"),
+    ("living", "mdi:sofa"),
+    ("studio", "mdi:sofa"),
+    ("dining", "mdi:silverware-fork-knife"),
+    ("bedroom", "mdi:bed"),
+    ("guest_room", "mdi:bed"),
+    ("_s_room", "mdi:teddy-bear"),
+    ("study", "mdi:desk"),
+    ("office", "mdi:desk"),
+    ("bathroom", "mdi:shower"),
+    ("shower", "mdi:shower"),
+    ("wc", "mdi:toilet"),
+    ("toilet", "mdi:toilet"),
+    ("closet", "mdi:hanger"),
+    ("hallway", "mdi:door"),
+    ("landing", "mdi:stairs"),
+    ("laundry", "mdi:washing-machine"),
+    ("garage", "mdi:garage"),
+    ("balcony", "mdi:balcony"),
+    ("terrace", "mdi:table-furniture"),
+    ("garden", "mdi:flower"),
+    ("basement", "mdi:stairs-down"),
+    ("cinema", "mdi:theater"),
+    ("gym", "mdi:dumbbell"),
+)
+DEFAULT_AREA_ICON = "mdi:home-outline"
+# Floor icons by level, as Home Assistant's frontend draws floors without one.
+FLOOR_ICONS = {
+    -1: "mdi:home-floor-negative-1",
+    0: "mdi:home-floor-0",
+    1: "mdi:home-floor-1",
+    2: "mdi:home-floor-2",
+    3: "mdi:home-floor-3",
+}
+DEFAULT_FLOOR_ICON = "mdi:home"

@@ -14,7 +14,7 @@ from twin.registry import Device, EntityEntry
 from twin.state import State
 
 from .const import DOMAIN
-from .registry import device_identifier, entity_unique_id
+from .registry import area_ids, device_identifier, entity_unique_id
 from .virtual_home import VirtualHome
 
 
@@ -94,7 +94,7 @@ class HomeFlowEntity(Entity):
         area_id = self.virtual.home.entities[self.twin_id].area_id
         if area_id is not None and self._new:
             er.async_get(self.hass).async_update_entity(
-                self.entity_id, area_id=self.virtual.registry_ids["areas"][area_id]
+                self.entity_id, area_id=area_ids(self.virtual.registry_ids)[area_id]
             )
 
     def call(self, service: str, **data: Any) -> None:

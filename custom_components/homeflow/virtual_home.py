@@ -11,6 +11,7 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.helpers.storage import Store
+from homeassistant.util import dt as dt_util
 
 from twin.errors import TwinError
 from twin.home import Home
@@ -25,6 +26,7 @@ from .const import (
     CONF_HOME_TYPE,
     CONF_PHYSICS,
     CONF_SEED,
+    CONF_SEED_TIME,
     CONF_SIZE,
     CONF_SOURCE,
     CONF_SPEED,
@@ -42,17 +44,32 @@ STORAGE_VERSION = 1
 SAVE_DELAY = 10  # seconds: changes coalesce into one write
 
 
-def build_home(data: Mapping[str, Any]) -> Home:
-    """The home a config entry describes, in its initial state (raises TwinError if malformed)."""
+def build_home(data: Mapping[str, Any], now: datetime) -> Home:
+    """The home a config entry describes, in its initial state (raises TwinError if malformed).
+
+    A generated home starts at `now`'s wall-clock time (Home Assistant's, in its time zone) as its
+    city's local time, so that its daylight, weather and household fit the user's hour and date;
+    unless the entry keeps the seed's moment. The seed draws the same home either way.
+    """
     if data[CONF_SOURCE] == SOURCE_GENERATE:
+        when = None if data.get(CONF_SEED_TIME) else now.replace(tzinfo=None)
         return make_home(
-            data[CONF_SEED], data.get(CONF_HOME_TYPE), data.get(CONF_SIZE), data.get(CONF_CITY)
+            data[CONF_SEED],
+            data.get(CONF_HOME_TYPE),
+            data.get(CONF_SIZE),
+            data.get(CONF_CITY),
+            when,
         )
     # The twin reads a string without a line break as a file name; an entry holds the text itself.
     text = f"{data[CONF_HOME]}\n"
     if text.lstrip().startswith("{"):
         return import_ha_snapshot(text)[0]
     return load_home(text)
+
+
+def hass_now(hass: HomeAssistant) -> datetime:
+    """Home Assistant's time now, in its time zone."""
+    return dt_util.utcnow().astimezone(dt_util.get_time_zone(hass.config.time_zone))
 
 
 def home_store(hass: HomeAssistant, entry_id: str) -> Store[dict[str, Any]]:
@@ -75,7 +92,7 @@ class VirtualHome:
         self.home = home
         self.store = home_store(hass, entry.entry_id)
         # The Home Assistant floors and areas made for the twin's, kept across restarts.
-        self.registry_ids: RegistryIds = {"floors": {}, "areas": {}}
+        self.registry_ids: RegistryIds = {}
         # The task set with homeflow.set_goal, and what of it is stored.
         self.goal: Verifier | None = None
         self._goal_data: dict[str, Any] | None = None
@@ -88,7 +105,7 @@ class VirtualHome:
         virtual = cls(hass, entry, Home())
         stored = await virtual.store.async_load()
         if stored is None:
-            virtual.home = await hass.async_add_executor_job(build_home, entry.data)
+            virtual.home = await hass.async_add_executor_job(build_home, entry.data, hass_now(hass))
             return virtual
         virtual.home = await hass.async_add_executor_job(load_home, stored["home"])
         virtual.registry_ids = stored["registry"]
@@ -164,7 +181,9 @@ class VirtualHome:
 
     async def async_reset(self) -> None:
         """Go back to the home's initial state, as its config entry describes it; drop the goal."""
-        home = await self.hass.async_add_executor_job(build_home, self.entry.data)
+        home = await self.hass.async_add_executor_job(
+            build_home, self.entry.data, hass_now(self.hass)
+        )
         self.goal = None
         self._goal_data = None
         self.replace(home)

@@ -46,6 +46,7 @@ async def test_generate_set_up_and_unload(hass: HomeAssistant) -> None:
         "seed": 3,
         "home_type": "studio",
         "city": "Oslo",
+        "seed_time": False,
     }
     entry = result["result"]
     assert entry.unique_id == "beach_house"

@@ -118,7 +118,7 @@ async def test_a_reload_brings_back_every_state_and_the_goal(
     registries = _registries(hass)
     report = await _verify(hass, loaded_home)
     assert report["done"] is True
-    initial = build_home(loaded_home.data).states
+    initial = build_home(loaded_home.data, dt_util.now()).states
     changed = [eid for eid, (state, _) in before.items() if state != initial[eid].state]
     assert {PLUG, WALL} <= set(changed)
     assert any(eid.startswith("sensor.") for eid in changed)
@@ -212,7 +212,7 @@ async def test_a_home_set_up_from_seeded_storage(
     areas = ar.async_get(hass)
     first = floors.async_create("Upstairs", level=1)
     bedroom = areas.async_create("Sleeping room", floor_id=first.floor_id)
-    home = build_home(home_entry.data)
+    home = build_home(home_entry.data, dt_util.now())
     home.call_service("switch", "turn_on", {}, {"entity_id": PLUG})
     home.advance(3600)
     hass_storage[_key(home_entry)] = {

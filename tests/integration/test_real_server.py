@@ -75,7 +75,7 @@ def api() -> Iterator[Api]:
     with HassServer() as server:
         tokens = server.onboard()
         server.wait_until_running(tokens.access_token)
-        server.remove_areas(tokens.access_token)
+        server.remove_areas(tokens.access_token)  # the layout is the home's alone
         server.create_home(tokens.access_token, "Test Home", SEED, HOME_TYPE, city=CITY)
         yield Api(server, server.long_lived_token(tokens.access_token, "test_real_server"))
 
@@ -89,6 +89,27 @@ def test_the_home_is_served_with_its_entities_and_areas(api: Api, twin: Home) ->
         assert served[entity_id]["attributes"]["friendly_name"] == entity.name
     areas = {twin.areas[area].name for e in twin.entities if (area := twin.area_of(e))}
     assert set(api.server.home_areas(api.token)) == areas
+
+
+def test_the_home_is_in_the_users_own_rooms() -> None:
+    """On a normally onboarded server: the home's Living Room and Kitchen are onboarding's, the
+    areas it made have icons, and no area is named after the home."""
+    with HassServer() as server:
+        token = server.onboard().access_token
+        server.wait_until_running(token)
+        server.create_home(token, "Test Home", SEED, HOME_TYPE, city=CITY)
+        with server.websocket(token) as ws:
+            areas = {area["name"]: area for area in ws.command("config/area_registry/list")}
+            devices = ws.command("config/device_registry/list")
+    assert areas["Living Room"]["icon"] == "mdi:sofa"  # onboarding's, kept
+    assert not any(name.startswith("Test Home") for name in areas)
+    assert areas["Master Bedroom"]["icon"] == "mdi:bed"
+    assert areas["Hallway"]["icon"] == "mdi:door"
+    living_room = areas["Living Room"]["area_id"]
+    in_living_room = [device["name"] for device in devices if device["area_id"] == living_room]
+    assert in_living_room
+    assert all(name.startswith("Living Room") for name in in_living_room)
+    assert areas["Living Room"]["floor_id"] == areas["Hallway"]["floor_id"] is not None
 
 
 def test_switch_services_change_its_state(api: Api, twin: Home) -> None:

@@ -233,7 +233,7 @@ async def test_reset_returns_to_the_initial_state_and_drops_the_goal(
     hass: HomeAssistant, loaded_home: MockConfigEntry
 ) -> None:
     virtual = loaded_home.runtime_data
-    initial = build_home(loaded_home.data)
+    initial = build_home(loaded_home.data, dt_util.now())
     await _call(hass, "set_goal", loaded_home, conditions=[PLUG_ON])
     await _switch(hass, "turn_on", PLUG)
     await _call(hass, "advance_time", loaded_home, seconds=6 * 3600)
@@ -315,7 +315,8 @@ async def test_options_saved_before_the_limit_step_at_most_a_day(
 
 
 async def _import(hass: HomeAssistant, name: str, text: str) -> MockConfigEntry:
-    """A new home made through the config flow's import step."""
+    """A new home made through the config flow's import step, beside the first: the first's
+    areas, which hold its devices, are offered and not chosen."""
     result = await hass.config_entries.flow.async_init(
         DOMAIN, context={"source": config_entries.SOURCE_USER}
     )
@@ -325,7 +326,11 @@ async def _import(hass: HomeAssistant, name: str, text: str) -> MockConfigEntry:
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"name": name, "home": text}
     )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "rooms"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"]["areas"] == []
     await hass.async_block_till_done()
     return result["result"]
 
