@@ -43,9 +43,6 @@ from homeassistant.helpers.selector import (
 )
 from homeassistant.util import slugify
 
-from twin.errors import TwinError
-from twin.weather import cities
-
 from .const import (
     CONF_CITY,
     CONF_HOME,
@@ -60,7 +57,6 @@ from .const import (
     DEFAULT_CONVERSATION_NAME,
     DEFAULT_NAME,
     DEFAULT_PHYSICS,
-    DEFAULT_PROMPT,
     DEFAULT_SPEED,
     DEFAULT_TICK,
     DOMAIN,
@@ -72,7 +68,14 @@ from .const import (
     SOURCE_IMPORT,
     SUBENTRY_CONVERSATION,
 )
-from .virtual_home import build_home
+from .package import INSTALL_URL, MISSING
+
+if not MISSING:  # else the flow only says what to install (package.py)
+    from twin.errors import TwinError
+    from twin.weather import cities
+
+    from .llm_api import DEFAULT_PROMPT
+    from .virtual_home import build_home
 
 GENERATE_SCHEMA = vol.Schema(
     {
@@ -87,7 +90,9 @@ GENERATE_SCHEMA = vol.Schema(
             SelectSelectorConfig(options=SIZES, translation_key=CONF_SIZE)
         ),
         vol.Optional(CONF_CITY): SelectSelector(
-            SelectSelectorConfig(options=sorted(cities()), mode=SelectSelectorMode.DROPDOWN)
+            SelectSelectorConfig(
+                options=[] if MISSING else sorted(cities()), mode=SelectSelectorMode.DROPDOWN
+            )
         ),
     }
 )
@@ -120,6 +125,11 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Generate a home or import one."""
+        if MISSING:
+            return self.async_abort(
+                reason="package_missing",
+                description_placeholders={"missing": ", ".join(MISSING), "url": INSTALL_URL},
+            )
         return self.async_show_menu(step_id="user", menu_options=[SOURCE_GENERATE, "import_home"])
 
     async def async_step_generate(
