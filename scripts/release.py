@@ -55,7 +55,8 @@ def build_dist(outdir: Path) -> list[Path]:
     if len(sdists) != 1 or len(wheels) != 1:
         raise ReleaseError(f"expected one sdist and one wheel in {outdir}: {sdists + wheels}")
     built = [*sdists, *wheels]
-    subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, built)], check=True)
+    twine = [sys.executable, "-m", "twine", "check", "--strict", *map(str, built)]
+    subprocess.run(twine, check=True)
     return built
 
 
