@@ -2,9 +2,11 @@
 """A real Home Assistant server running HomeFlow, driven over its REST API as any client would.
 
     scripts/hass_server.py [--seed 7] [--type apartment] [--city Oslo] [--port N]
+                           [--from-archive] [--without-homeflow]
 
 starts `hass` in the Home Assistant environment (scripts/ha-env; `make setup` makes it) with a
-throwaway config directory that links this repository's custom_components/homeflow; onboards the
+throwaway config directory that links this repository's custom_components/homeflow (or, with
+--from-archive, holds the release archive unzipped as the README's install says); onboards the
 owner (username `homeflow`, password from --password) through /api/onboarding; logs in with the
 auth code; creates a generated home through the config flow REST API; and serves it on
 http://127.0.0.1:N until Ctrl-C, then stops every process it started. Tokens stay in memory:
@@ -16,6 +18,11 @@ opens (its HTTP server on 127.0.0.1, and the mDNS sockets on every interface tha
 brings along) is out of reach. Clients reach it through a bridge, an abstract unix socket that
 the process running `hass` relays to its port; a browser, through a 127.0.0.1 port relayed to
 the bridge. That takes root, or unprivileged user namespaces.
+
+With --without-homeflow, `hass` runs on a copy of the environment whose site-packages lacks the
+homeflow distribution (links to every other entry), with the safe path (-P) so that the working
+directory (this repository) is not importable either: Home Assistant's Python has only what the
+integration's folder carries, as on Home Assistant OS or Container.
 
 Standard library only: runs in .venv's Python, in Home Assistant's, or in any python3 >= 3.11.
 """
@@ -37,10 +44,12 @@ import socket
 import struct
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
 import urllib.parse
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,6 +66,8 @@ STOP_TIMEOUT = 20.0
 HTTP_TIMEOUT = 30.0
 # Offline: never install a requirement (a missing one fails that integration's setup, logged).
 HASS_FLAGS = ("--skip-pip", "--log-no-color")
+# The homeflow distribution's entries in site-packages: its metadata and its editable install's.
+HOMEFLOW_ENTRIES = ("homeflow-", "__editable__.homeflow-", "__editable___homeflow_")
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1  # <linux/sockios.h>, <net/if.h>
 IFREQ = "16sh22x"  # struct ifreq: the interface's name, then its flags
 
@@ -152,7 +163,35 @@ def isolate_network() -> None:
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack(IFREQ, b"lo", flags[1] | IFF_UP))
 
 
-def write_config(config_dir: Path) -> None:
+def install_integration(custom_components: Path, from_archive: bool) -> None:
+    """The integration, as a user installs it: the release archive unzipped into
+    custom_components/homeflow (what HACS does with a zip release), or a link to this
+    repository's folder."""
+    target = custom_components / "homeflow"
+    if not from_archive:
+        target.symlink_to(REPO / "custom_components" / "homeflow")
+        return
+    archive = custom_components.parent / "homeflow.zip"
+    release = [sys.executable, str(REPO / "scripts" / "release.py"), "archive", str(archive)]
+    subprocess.run(release, check=True, stdout=subprocess.DEVNULL)
+    with zipfile.ZipFile(archive) as files:
+        files.extractall(target)
+    archive.unlink()
+
+
+def python_without_homeflow(root: Path) -> str:
+    """A venv at `root` whose site-packages links every entry of this one's but homeflow's (its
+    dist-info and its editable install's hook): its interpreter."""
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    paths = {"base": str(root), "platbase": str(root)}
+    site_packages = Path(sysconfig.get_path("purelib", vars=paths))
+    for entry in Path(sysconfig.get_path("purelib")).iterdir():
+        if not entry.name.startswith(HOMEFLOW_ENTRIES):
+            (site_packages / entry.name).symlink_to(entry)
+    return str(root / "bin" / "python")
+
+
+def write_config(config_dir: Path, from_archive: bool = False) -> None:
     """A minimal configuration (the API, config flows, the frontend), HTTP on 127.0.0.1.
 
     default_config is left out: it pulls integrations whose packages the environment lacks. Home
@@ -163,9 +202,7 @@ def write_config(config_dir: Path) -> None:
 
     (config_dir / "configuration.yaml").write_text("api:\nconfig:\nfrontend:\n")
     (config_dir / "custom_components").mkdir()
-    (config_dir / "custom_components" / "homeflow").symlink_to(
-        REPO / "custom_components" / "homeflow"
-    )
+    install_integration(config_dir / "custom_components", from_archive)
     settings = http.HTTP_STORAGE_SCHEMA({"server_host": ["127.0.0.1"], "server_port": HASS_PORT})
     stable = {**settings, "created_at": _now(), "error": None, "error_message": None}
     storage = {
@@ -178,7 +215,7 @@ def write_config(config_dir: Path) -> None:
     (config_dir / ".storage" / http.STORAGE_KEY).write_text(json.dumps(storage))
 
 
-def run_hass(bridge: str) -> int:
+def run_hass(bridge: str, from_archive: bool = False, without_homeflow: bool = False) -> int:
     """Run `hass` in a network namespace of its own on a throwaway config directory, relaying
     the bridge to it, until it exits or is told to stop; clean up."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # until hass runs: clean up, leave
@@ -200,11 +237,15 @@ def run_hass(bridge: str) -> int:
         args=(listener, lambda: socket.create_connection(upstream)),
         daemon=True,
     ).start()
-    with tempfile.TemporaryDirectory(prefix="homeflow-hass-") as config:
-        write_config(Path(config))
-        hass = subprocess.Popen(
-            [sys.executable, "-m", "homeassistant", "--config", config, *HASS_FLAGS]
-        )
+    with (
+        tempfile.TemporaryDirectory(prefix="homeflow-hass-") as config,
+        tempfile.TemporaryDirectory(prefix="homeflow-python-") as python_root,
+    ):
+        write_config(Path(config), from_archive)
+        python = [sys.executable]
+        if without_homeflow:
+            python = [python_without_homeflow(Path(python_root)), "-P"]
+        hass = subprocess.Popen([*python, "-m", "homeassistant", "--config", config, *HASS_FLAGS])
 
         def forward(signum: int, frame: FrameType | None) -> None:
             """Stop hass, then wait for it below (it gets the group's signals anyway)."""
@@ -244,10 +285,22 @@ class HassServer:
     """One `hass` process group; `with` starts it and always stops it.
 
     Inside the Home Assistant environment `hass` runs directly; elsewhere through scripts/ha-env.
-    With `browser_port` (0: a free one), a browser reaches it at `url` on 127.0.0.1."""
+    With `browser_port` (0: a free one), a browser reaches it at `url` on 127.0.0.1.
+    `from_archive` and `without_homeflow` say how the integration is installed (see the module)."""
 
-    def __init__(self, password: str = DEFAULT_PASSWORD, browser_port: int | None = None) -> None:
+    def __init__(
+        self,
+        password: str = DEFAULT_PASSWORD,
+        browser_port: int | None = None,
+        *,
+        from_archive: bool = False,
+        without_homeflow: bool = False,
+    ) -> None:
         self.password = password
+        self._hass_options = [
+            *(["--from-archive"] if from_archive else []),
+            *(["--without-homeflow"] if without_homeflow else []),
+        ]
         self.bridge = f"homeflow-hass-{secrets.token_hex(8)}"
         self._browser_port = browser_port
         self.url = f"http://127.0.0.1:{HASS_PORT}"  # as the server sees itself
@@ -284,7 +337,7 @@ class HassServer:
             command = [str(REPO / "scripts" / "ha-env"), "run", "python", "scripts/hass_server.py"]
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self._process = subprocess.Popen(
-            [*command, "hass", "--bridge", self.bridge],
+            [*command, "hass", "--bridge", self.bridge, *self._hass_options],
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
@@ -568,6 +621,14 @@ class WebSocket:
         return chunk
 
 
+def add_install_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the integration is installed (see the module's docstring)."""
+    parser.add_argument("--from-archive", action="store_true", help="the release archive")
+    parser.add_argument(
+        "--without-homeflow", action="store_true", help="homeflow hidden from HA's Python"
+    )
+
+
 def add_home_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that say which server and which home (shared with scripts/screenshot.py)."""
     parser.add_argument("--port", type=int, default=0, help="browser port on 127.0.0.1; 0: free")
@@ -603,15 +664,19 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["hass"]:
         internal = argparse.ArgumentParser(prog="hass_server.py hass")
         internal.add_argument("--bridge", required=True)
-        return run_hass(internal.parse_args(argv[1:]).bridge)
+        add_install_arguments(internal)
+        hass_args = internal.parse_args(argv[1:])
+        return run_hass(hass_args.bridge, hass_args.from_archive, hass_args.without_homeflow)
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_home_arguments(parser)
+    add_install_arguments(parser)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))  # stop the server too
     try:
-        with HassServer(args.password, browser_port=args.port) as server:
+        install = {"from_archive": args.from_archive, "without_homeflow": args.without_homeflow}
+        with HassServer(args.password, browser_port=args.port, **install) as server:
             start_home(server, args)
             with contextlib.suppress(KeyboardInterrupt):
                 signal.pause()

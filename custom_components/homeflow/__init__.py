@@ -10,13 +10,16 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import entity_platform
 from homeassistant.helpers.typing import ConfigType
 
-from twin.errors import TwinError
-
 from .const import DOMAIN, PLATFORMS, SUBENTRY_CONVERSATION
-from .llm_api import async_register_llm_api
-from .registry import register_home, unregister_home
-from .services import async_setup_services
-from .virtual_home import VirtualHome, home_store
+from .package import INSTALL_URL, MISSING  # before homeflow: puts the archive's copy on sys.path
+
+if not MISSING:  # else only the config flow runs, to say what to install (package.py)
+    from twin.errors import TwinError
+
+    from .llm_api import async_register_llm_api
+    from .registry import register_home, unregister_home
+    from .services import async_setup_services
+    from .virtual_home import VirtualHome, home_store
 
 type HomeFlowConfigEntry = ConfigEntry[VirtualHome]
 
@@ -25,6 +28,8 @@ CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the integration's actions and its LLM API, once for all homes."""
+    if MISSING:  # its homes say why they cannot load (async_setup_entry)
+        return True
     async_setup_services(hass)
     async_register_llm_api(hass)
     return True
@@ -32,6 +37,12 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> bool:
     """Set up a virtual home: its twin, its floors, areas and devices, then its entities."""
+    if MISSING:
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="package_missing",
+            translation_placeholders={"missing": ", ".join(MISSING), "url": INSTALL_URL},
+        )
     try:
         virtual = await VirtualHome.async_load(hass, entry)
     except TwinError as err:
@@ -70,6 +81,8 @@ async def async_unload_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) ->
 
 async def async_remove_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> None:
     """Forget a removed home: its stored state, and the floors and areas nothing else uses."""
+    if MISSING:  # what it registered is read through the package; both stay until it is back
+        return
     store = home_store(hass, entry.entry_id)
     if stored := await store.async_load():
         unregister_home(hass, entry.entry_id, stored["registry"])

@@ -43,10 +43,6 @@ from homeassistant.helpers.selector import (
 )
 from homeassistant.util import slugify
 
-from twin.errors import TwinError
-from twin.home import Home
-from twin.weather import cities
-
 from .const import (
     CONF_AREAS,
     CONF_CITY,
@@ -64,7 +60,6 @@ from .const import (
     DEFAULT_CONVERSATION_NAME,
     DEFAULT_NAME,
     DEFAULT_PHYSICS,
-    DEFAULT_PROMPT,
     DEFAULT_SPEED,
     DEFAULT_TICK,
     DOMAIN,
@@ -76,8 +71,16 @@ from .const import (
     SOURCE_IMPORT,
     SUBENTRY_CONVERSATION,
 )
-from .registry import same_named
-from .virtual_home import build_home, hass_now
+from .package import INSTALL_URL, MISSING
+
+if not MISSING:  # else the flow only says what to install (package.py)
+    from twin.errors import TwinError
+    from twin.home import Home
+    from twin.weather import cities
+
+    from .llm_api import DEFAULT_PROMPT
+    from .registry import same_named
+    from .virtual_home import build_home, hass_now
 
 GENERATE_SCHEMA = probatio.Schema(
     {
@@ -92,7 +95,9 @@ GENERATE_SCHEMA = probatio.Schema(
             SelectSelectorConfig(options=SIZES, translation_key=CONF_SIZE)
         ),
         probatio.Optional(CONF_CITY): SelectSelector(
-            SelectSelectorConfig(options=sorted(cities()), mode=SelectSelectorMode.DROPDOWN)
+            SelectSelectorConfig(
+                options=[] if MISSING else sorted(cities()), mode=SelectSelectorMode.DROPDOWN
+            )
         ),
         probatio.Required(CONF_SEED_TIME, default=False): bool,
     }
@@ -135,6 +140,11 @@ class HomeFlowConfigFlow(ConfigFlow, domain=DOMAIN):
     @override
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Generate a home or import one."""
+        if MISSING:
+            return self.async_abort(
+                reason="package_missing",
+                description_placeholders={"missing": ", ".join(MISSING), "url": INSTALL_URL},
+            )
         return self.async_show_menu(step_id="user", menu_options=[SOURCE_GENERATE, "import_home"])
 
     async def async_step_generate(

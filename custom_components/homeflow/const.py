@@ -2,8 +2,6 @@
 
 from homeassistant.const import Platform
 
-from agent.prompt import CLARIFY, REPLY, ROLE
-
 DOMAIN = "homeflow"
 DEFAULT_NAME = "HomeFlow home"
 
@@ -37,8 +35,6 @@ SUBENTRY_CONVERSATION = "conversation"
 CONF_MODEL_PATH = "model_path"
 DEFAULT_CONVERSATION_NAME = "HomeFlow agent"
 HOMEFLOW_LLM_API = "homeflow"  # HomeFlow's own tool surface, registered as an LLM API
-# The paper's agent prompt (B.3) less its device list and tool workflow, which the LLM API adds.
-DEFAULT_PROMPT = "\n\n".join([ROLE, CLARIFY, REPLY])
 MAX_TOOL_ITERATIONS = 10  # model turns per user message, so a looping model ends
 
 # Every platform the twin covers, in the order Home Assistant sets them up (and the agents'

@@ -32,11 +32,11 @@ from agent.policies.openai import Delta, OpenAIPolicy
 from . import HomeFlowConfigEntry
 from .const import (
     CONF_MODEL_PATH,
-    DEFAULT_PROMPT,
     DOMAIN,
     MAX_TOOL_ITERATIONS,
     SUBENTRY_CONVERSATION,
 )
+from .llm_api import DEFAULT_PROMPT
 
 _LOGGER = logging.getLogger(__name__)
 # Each message is its own request to the model server, which queues them itself.

@@ -16,6 +16,9 @@ from agent.prompt import CLARIFY, REPLY, ROLE, system_prompt
 from .backend import HassBackend
 from .const import DOMAIN, HOMEFLOW_LLM_API
 
+# The paper's agent prompt (B.3) less its device list and tool workflow, which the LLM API adds.
+DEFAULT_PROMPT = "\n\n".join([ROLE, CLARIFY, REPLY])
+
 # The validators of the JSON types the tools' schemas use.
 JSON_TYPES: Mapping[str, Any] = {
     "string": str,

@@ -26,12 +26,12 @@ from agent.prompt import ROLE
 from custom_components.homeflow.const import (
     CONF_HOME,
     CONF_SOURCE,
-    DEFAULT_PROMPT,
     DOMAIN,
     HOMEFLOW_LLM_API,
     MAX_TOOL_ITERATIONS,
     SOURCE_IMPORT,
 )
+from custom_components.homeflow.llm_api import DEFAULT_PROMPT
 from twin.homefile import dump_home
 
 from .conftest import every_device_home
