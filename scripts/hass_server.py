@@ -153,7 +153,8 @@ def isolate_network() -> None:
 
 
 def write_config(config_dir: Path) -> None:
-    """A minimal configuration (the API, config flows, the frontend), HTTP on 127.0.0.1.
+    """A minimal configuration (the API, config flows, the frontend, Assist's conversation
+    API), HTTP on 127.0.0.1.
 
     default_config is left out: it pulls integrations whose packages the environment lacks. Home
     Assistant keeps HTTP settings in storage: YAML ones would be migrated as a trial that reverts
@@ -161,7 +162,7 @@ def write_config(config_dir: Path) -> None:
     confirmed ("stable") settings instead."""
     from homeassistant.components.http import config as http  # only in the HA environment
 
-    (config_dir / "configuration.yaml").write_text("api:\nconfig:\nfrontend:\n")
+    (config_dir / "configuration.yaml").write_text("api:\nconfig:\nfrontend:\nconversation:\n")
     (config_dir / "custom_components").mkdir()
     (config_dir / "custom_components" / "homeflow").symlink_to(
         REPO / "custom_components" / "homeflow"
