@@ -14,13 +14,15 @@ from ..errors import AgentError
 from ..flywheel import runner
 from ..policies.specs import SpecError
 from . import evaluate as bench
-from .conversation import ConversationAgentError, check_agent
+from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server
 from .instances import TASK_TYPES, BenchError, load_bench
 from .report import Results, ResultsError, load_results, write_report
 
 
 def _policy(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    if value is not None and is_agent(value):
+        raise click.BadParameter(f"{value} is a Home Assistant conversation agent: use --agent")
     try:
         return None if value is None else bench.check_policy(value)
     except SpecError as err:
