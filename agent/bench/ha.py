@@ -112,15 +112,19 @@ def _area_ids(
     home: Home, entities: list[dict[str, Any]], devices: list[dict[str, Any]]
 ) -> dict[str, str]:
     """Home Assistant's area id -> the twin's, each taken once, from the areas the home's
-    entities are in there and here; an area only Home Assistant has keeps its id."""
+    entities are in there and here; an area the twin does not account for keeps its id."""
     device_area = {item["id"]: item["area_id"] for item in devices}
     ids: dict[str, str] = {}
     for item in entities:
         held = item["area_id"] or device_area.get(item["device_id"])
-        if held is None or held in ids or item["entity_id"] not in home.entities:
+        if held is None or held in ids:
             continue
-        twin = home.area_of(item["entity_id"])
+        known = item["entity_id"] in home.entities
+        twin = home.area_of(item["entity_id"]) if known else None
         ids[held] = twin if twin is not None and twin not in ids.values() else held
+    for held in device_area.values():
+        if held is not None:
+            ids.setdefault(held, held)
     return ids
 
 
