@@ -6,8 +6,10 @@ judges the twin; then the home is removed, so the next instance starts from a cl
 Instances run one at a time: they share the one server, and two homes at once would clash. A
 home is imported through the integration's config flow ("import_home", the twin's home file)
 with the physics off, so that nothing moves by itself. Homes an interrupted run left behind
-(titled `TITLE ...`) are removed before an instance starts. The token stays out of reprs, logs
-and errors.
+(titled `TITLE ...`) are removed before an instance starts; nothing else on the server is
+touched, so a normally onboarded Home Assistant keeps its own rooms and entities. The policy is a
+HomeFlow one, or any Home Assistant conversation agent (conversation.py). The token stays out of
+reprs, logs and errors.
 """
 
 from __future__ import annotations
