@@ -225,13 +225,18 @@ class Dialogue:
             result.get("success", True) is not False,
             latency,
         )
+        self.judge(step, home)
+        self.add(_tool_message(call.id, call.name, result))
+
+    def judge(self, step: Step, home: Home | None) -> None:
+        """Append `step` with the verifier's view of `home` after it (none without either)."""
+        trajectory = self.trajectory
         if self.verifier is not None and home is not None:
             self.report = self.verifier.step(home)
             _record(step, self.report)
             trajectory.reward += step.reward
             trajectory.done = step.done
         trajectory.steps.append(step)
-        self.add(_tool_message(call.id, call.name, result))
 
     def settle(self, reply: AssistantMessage) -> bool | None:
         """Answer what the admitted calls left over (refused calls, malformed ones) and say what

@@ -192,7 +192,8 @@ def python_without_homeflow(root: Path) -> str:
 
 
 def write_config(config_dir: Path, from_archive: bool = False) -> None:
-    """A minimal configuration (the API, config flows, the frontend), HTTP on 127.0.0.1.
+    """A minimal configuration (the API, config flows, the frontend, Assist's conversation
+    API), HTTP on 127.0.0.1.
 
     default_config is left out: it pulls integrations whose packages the environment lacks. Home
     Assistant keeps HTTP settings in storage: YAML ones would be migrated as a trial that reverts
@@ -200,7 +201,7 @@ def write_config(config_dir: Path, from_archive: bool = False) -> None:
     confirmed ("stable") settings instead."""
     from homeassistant.components.http import config as http  # only in the HA environment
 
-    (config_dir / "configuration.yaml").write_text("api:\nconfig:\nfrontend:\n")
+    (config_dir / "configuration.yaml").write_text("api:\nconfig:\nfrontend:\nconversation:\n")
     (config_dir / "custom_components").mkdir()
     install_integration(config_dir / "custom_components", from_archive)
     settings = http.HTTP_STORAGE_SCHEMA({"server_host": ["127.0.0.1"], "server_port": HASS_PORT})

@@ -14,15 +14,25 @@ from ..errors import AgentError
 from ..flywheel import runner
 from ..policies.specs import SpecError
 from . import evaluate as bench
+from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server
 from .instances import TASK_TYPES, BenchError, load_bench
 from .report import Results, ResultsError, load_results, write_report
 
 
-def _policy(context: click.Context, parameter: click.Parameter, value: str) -> str:
+def _policy(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    if value is not None and is_agent(value):
+        raise click.BadParameter(f"{value} is a Home Assistant conversation agent: use --agent")
     try:
-        return bench.check_policy(value)
+        return None if value is None else bench.check_policy(value)
     except SpecError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def _agent(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    try:
+        return None if value is None else check_agent(value)
+    except ConversationAgentError as err:
         raise click.BadParameter(str(err)) from None
 
 
@@ -40,10 +50,17 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
 @click.option(
     "--policy",
     "policy",
-    required=True,
     metavar=bench.POLICY_FORMS,
     callback=_policy,
     help="The scripted teacher (upper bound), a no-op (lower bound), a local model or a server.",
+)
+@click.option(
+    "--agent",
+    metavar="conversation.ENTITY",
+    callback=_agent,
+    help="Instead of --policy, with --backend ha: a Home Assistant conversation agent (e.g. "
+    "conversation.home_assistant, the built-in Assist) hears each user turn through "
+    "/api/conversation/process; tool calls and tokens are not visible, the home's state scores.",
 )
 @click.option(
     "--backend",
@@ -98,7 +115,8 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
 )
 def run(
     bench_dir: Path,
-    policy: str,
+    policy: str | None,
+    agent: str | None,
     backend: str,
     url: str | None,
     token_file: Path | None,
@@ -113,6 +131,10 @@ def run(
     """Run a policy on the benchmark in BENCH_DIR, on the twin or a Home Assistant, and score
     every instance by the home's state; writes results.json, trajectories.jsonl, results.md and
     results.png to OUTPUT."""
+    if (policy is None) == (agent is None):
+        raise click.UsageError("give one of --policy and --agent")
+    if agent is not None and backend != "ha":
+        raise click.UsageError("--agent is Home Assistant's: use it with --backend ha")
     server = None
     if backend == "ha":
         if url is None or token_file is None:
@@ -132,7 +154,7 @@ def run(
         outcome = bench.evaluate(
             instances,
             output,
-            policy,
+            policy or str(agent),
             limits=limits,
             guided=guided,
             workers=workers,

@@ -30,6 +30,7 @@ from ..policies.guided import home_choices
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
+from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server, play_on_server
 from .instances import BenchInstance, play, solved
 
@@ -52,9 +53,16 @@ class NoOpPolicy:
         return AssistantMessage("Okay.")
 
 
-def check_policy(spec: str) -> str:
-    """`spec` if it names a policy the evaluator can run; SpecError says the forms otherwise."""
-    if spec not in (TEACHER, NOOP):
+def check_policy(spec: str, server: Server | None = None) -> str:
+    """`spec` if it names a policy the evaluator can run (a Home Assistant conversation agent's
+    id with a `server`); SpecError or ConversationAgentError say the forms otherwise."""
+    if is_agent(spec):
+        if server is None:
+            raise ConversationAgentError(
+                f"{spec} is Home Assistant's conversation agent: run it with --backend ha"
+            )
+        check_agent(spec)
+    elif spec not in (TEACHER, NOOP):
         try:
             policy_kind(spec)
         except SpecError:
@@ -125,15 +133,16 @@ def evaluate_instance(
     server: Server | None = None,
 ) -> Record:
     """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record,
-    played on the twin, or on a Home Assistant `server`."""
+    played on the twin, or on a Home Assistant `server` (where `policy` may be a conversation
+    agent's id)."""
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
-    agent = make_policy(policy, blueprint, guided)
+    agent: Policy | str = policy if is_agent(policy) else make_policy(policy, blueprint, guided)
 
     async def episode() -> Trajectory:
         try:
             if server is None:
-                return await play(blueprint, agent, limits=limits)
+                return await play(blueprint, cast(Policy, agent), limits=limits)
             return await play_on_server(server, job["id"], blueprint, agent, limits)
         finally:
             if isinstance(agent, OpenAIPolicy):  # its connections live in this event loop
@@ -162,7 +171,7 @@ def evaluate(
     """Run (or continue) `policy` on `instances` in `directory`; `config` adds what defines the
     run beyond the policy and limits (the benchmark, the subset), so that a directory holds one.
     With a Home Assistant `server`, on it, one instance at a time (ha.py says why)."""
-    check_policy(policy)
+    check_policy(policy, server)
     where = {} if server is None else {"backend": "ha", "url": server.url}
     defined = {
         "evaluation": "smarthome-bench",

@@ -6,8 +6,10 @@ judges the twin; then the home is removed, so the next instance starts from a cl
 Instances run one at a time: they share the one server, and two homes at once would clash. A
 home is imported through the integration's config flow ("import_home", the twin's home file)
 with the physics off, so that nothing moves by itself. Homes an interrupted run left behind
-(titled `TITLE ...`) are removed before an instance starts. The token stays out of reprs, logs
-and errors.
+(titled `TITLE ...`) are removed before an instance starts; nothing else on the server is
+touched, so a normally onboarded Home Assistant keeps its own rooms and entities. The policy is a
+HomeFlow one, or any Home Assistant conversation agent (conversation.py). The token stays out of
+reprs, logs and errors.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from ..backends.home_assistant import HomeAssistantBackend, HomeAssistantRequest
 from ..episode import EpisodeLimits, Trajectory
 from ..flywheel.blueprints import Blueprint
 from ..policies import Policy
+from .conversation import converse
 from .instances import play
 
 TITLE = "SmartHome-Bench"
 DOMAIN = "homeflow"
 ENTRIES = "/api/config/config_entries"
 SHOWN = 4  # mismatches an error lists
+REGISTRY_KINDS = ("floor", "area", "device", "entity")
 
 
 @dataclass(frozen=True)
@@ -48,22 +52,27 @@ class Server:
 
 class HomeLink:
     """The mirror's link to one HomeFlow home on the server: the registries with only that
-    home's entities, and their states, so that the verifier sees the instance's home as on the
-    twin, not the server's other entities (the sun's, which move by themselves)."""
+    home's entities, their devices, areas and floors, and their states, so that the verifier
+    sees the instance's home as on the twin, not the server's other entities (the sun's, which
+    move by themselves) or the user's own rooms.
 
-    def __init__(self, backend: HomeAssistantBackend, entry_id: str) -> None:
+    Home Assistant may hold a room under another id than the twin's: in an area of the user's of
+    the same name, or a new one renamed for a clash ("SmartHome-Bench qt1-0000 Kitchen"). The
+    areas and floors are read back under the twin's ids, matched through the registries (the
+    area each of the home's entities is in), never by name."""
+
+    def __init__(self, backend: HomeAssistantBackend, entry_id: str, home: Home) -> None:
         self.backend = backend
         self.entry_id = entry_id
+        self.home = home
         self._entities: set[str] = set()
 
     async def registry(self, kind: str) -> list[dict[str, Any]]:
-        """One registry; the entity registry holds the home's entries only."""
-        items = await self.backend.registry(kind)
-        if kind != "entity":
-            return items
-        ours = [item for item in items if item["config_entry_id"] == self.entry_id]
-        self._entities = {item["entity_id"] for item in ours}
-        return ours
+        """One registry, of the home's items only, under the twin's area and floor ids."""
+        held = {name: await self.backend.registry(name) for name in REGISTRY_KINDS}
+        ours = home_registries(self.home, self.entry_id, held)
+        self._entities = {item["entity_id"] for item in ours["entity"]}
+        return ours[kind]
 
     async def states(self) -> dict[str, dict[str, Any]]:
         """The states of the home's entities, as of the entity registry last read (the mirror
@@ -76,17 +85,87 @@ class HomeLink:
         return self.backend.subscribe_events(event_types)
 
 
+def home_registries(
+    home: Home, entry_id: str, held: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The registries of config entry `entry_id`'s entities, their devices, areas and floors,
+    with each area and floor renamed to the twin's id that its entities say (areas the home
+    does not account for keep Home Assistant's ids, so that `mismatches` names them)."""
+    entities = [item for item in held["entity"] if item["config_entry_id"] == entry_id]
+    used = {item["device_id"] for item in entities}
+    devices = [item for item in held["device"] if item["id"] in used]
+    areas = _area_ids(home, entities, devices)
+    floors = _floor_ids(home, areas, held["area"])
+    return {
+        "floor": [
+            _renamed(item, floor_id=floors) for item in held["floor"] if item["floor_id"] in floors
+        ],
+        "area": [
+            _renamed(item, area_id=areas, floor_id=floors)
+            for item in held["area"]
+            if item["area_id"] in areas
+        ],
+        "device": [_renamed(item, area_id=areas) for item in devices],
+        "entity": [_renamed(item, area_id=areas) for item in entities],
+    }
+
+
+def _area_ids(
+    home: Home, entities: list[dict[str, Any]], devices: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Home Assistant's area id -> the twin's, each taken once, from the areas the home's
+    entities are in there and here; an area the twin does not account for keeps its id."""
+    device_area = {item["id"]: item["area_id"] for item in devices}
+    ids: dict[str, str] = {}
+    for item in entities:
+        held = item["area_id"] or device_area.get(item["device_id"])
+        if held is None or held in ids:
+            continue
+        known = item["entity_id"] in home.entities
+        twin = home.area_of(item["entity_id"]) if known else None
+        ids[held] = twin if twin is not None and twin not in ids.values() else held
+    for held in device_area.values():
+        if held is not None:
+            ids.setdefault(held, held)
+    return ids
+
+
+def _floor_ids(
+    home: Home, areas: dict[str, str], held_areas: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Home Assistant's floor id -> the twin's, from the floors of the areas matched."""
+    ids: dict[str, str] = {}
+    for item in held_areas:
+        if (floor := item["floor_id"]) is None or floor in ids or item["area_id"] not in areas:
+            continue
+        room = home.areas.get(areas[item["area_id"]])
+        twin = room.floor_id if room is not None else None
+        ids[floor] = twin if twin is not None and twin not in ids.values() else floor
+    return ids
+
+
+def _renamed(item: dict[str, Any], **ids: dict[str, str]) -> dict[str, Any]:
+    """`item` with each of its keys named in `ids` mapped (a value not there kept)."""
+    return item | {key: mapping.get(item[key], item[key]) for key, mapping in ids.items()}
+
+
 async def play_on_server(
-    server: Server, name: str, blueprint: Blueprint, policy: Policy, limits: EpisodeLimits
+    server: Server,
+    name: str,
+    blueprint: Blueprint,
+    agent: Policy | str,
+    limits: EpisodeLimits,
 ) -> Trajectory:
-    """An episode of `policy` on the blueprint's home in Home Assistant, titled `TITLE name`,
-    judged on a mirror of it; the home is removed afterwards, whatever happened."""
+    """An episode on the blueprint's home in Home Assistant, titled `TITLE name`, judged on a
+    mirror of it, of a HomeFlow `agent` policy acting through the HA backend, or of the
+    Home Assistant conversation agent of that id; the home is removed afterwards, whatever
+    happened."""
     home = blueprint.home()
     async with server.backend() as backend:
         await remove_bench_homes(backend)
         entry_id = await add_home(backend, f"{TITLE} {name}", home)
         try:
-            mirror = Mirror(HomeLink(backend, entry_id), home.name)
+            mirror = Mirror(HomeLink(backend, entry_id, home), home.name)
 
             async def current() -> Home:
                 await mirror.sync()
@@ -97,9 +176,11 @@ async def play_on_server(
                 raise HomeAssistantRequestError(
                     f"Home Assistant holds {name}'s home under other ids than the twin's, so its "
                     f"conditions cannot be checked there ({'; '.join(problems[:SHOWN])}{more}); "
-                    "remove what clashes (another home's areas, floors or entities) and run again"
+                    "remove what clashes (another home's entities) and run again"
                 )
-            return await play(blueprint, policy, limits=limits, backend=backend, view=current)
+            if isinstance(agent, str):
+                return await converse(backend, agent, blueprint, limits, current)
+            return await play(blueprint, agent, limits=limits, backend=backend, view=current)
         finally:
             await remove_home(backend, entry_id)
 

@@ -17,6 +17,7 @@ from typing import Any
 from twin.atomic import write_text
 
 from ..errors import AgentError
+from .conversation import is_agent
 from .evaluate import OVERALL, RESULTS
 
 METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
@@ -68,7 +69,7 @@ def markdown(results: Results) -> str:
     for name, row in results.summary.items():
         label = f"**{name}**" if name == OVERALL else name
         cells = [label, str(int(row["instances"])), _percent(row["success"])]
-        lines.append("| " + " | ".join(cells + _metrics(row)) + " |")
+        lines.append("| " + " | ".join(cells + _metrics(row, results)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -86,7 +87,7 @@ def compare_markdown(results: Sequence[Results]) -> str:
         ]
         overall = result.summary[OVERALL]
         cells = [result.name, f"`{_policy(result)}`", *success]
-        cells += [_percent(overall["success"]), *_metrics(overall)]
+        cells += [_percent(overall["success"]), *_metrics(overall, result)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n" + paired_markdown(results)
 
@@ -173,8 +174,12 @@ def _types(results: Sequence[Results]) -> list[str]:
     return sorted({name for result in results for name in result.types})
 
 
-def _metrics(row: dict[str, float]) -> list[str]:
+def _metrics(row: dict[str, float], results: Results) -> list[str]:
+    """The costs as cells; a Home Assistant conversation agent's calls, tokens and refusals
+    happen inside Home Assistant, unseen: n/a."""
     tool_calls, tokens, violations, latency = (row[metric] for metric in METRICS)
+    if is_agent(_policy(results)):
+        return ["n/a", "n/a", "n/a", f"{latency:.2f}"]
     return [f"{tool_calls:.1f}", f"{tokens:.0f}", str(int(violations)), f"{latency:.2f}"]
 
 

@@ -30,3 +30,20 @@ def test_the_command_needs_a_server_and_keeps_the_token_out_of_errors(
     assert refused.exit_code == 1
     assert f"Home Assistant at {nothing}" in refused.output
     assert "secret-token-123" not in refused.output
+
+
+def test_a_conversation_agent_goes_in_agent_with_backend_ha(tmp_path: Path) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(generate_bench(1)[0].to_json() + "\n", encoding="utf-8")
+    base = [str(bench), "-o", str(tmp_path / "out")]
+    cli = CliRunner()
+    for extra, said in [
+        (["--agent", "conversation.home_assistant"], "--agent is Home Assistant's"),
+        (["--agent", "conversation.x", "--policy", TEACHER], "one of --policy and --agent"),
+        ([], "one of --policy and --agent"),
+        (["--agent", "light.kitchen"], "a conversation agent is a conversation.* entity"),
+        (["--policy", "conversation.home_assistant"], "use --agent"),
+    ]:
+        answer = cli.invoke(run, [*base, *extra])
+        assert answer.exit_code == 2, extra
+        assert said in answer.output, extra

@@ -1,0 +1,106 @@
+"""`homeflow bench run --backend ha` on a normally onboarded Home Assistant: the user's Living
+Room, Kitchen and Bedroom stay as they were while the instances' homes come and go (one an
+interrupted run left is removed), and any
+conversation agent (`--agent`, here the built-in Assist) is scored by the home's state.
+
+The server is scripts/hass_server.py's, fully onboarded as the frontend does it, areas kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.bench.conversation import STEP, ConversationAgentNotFoundError
+from agent.bench.evaluate import TEACHER, evaluate
+from agent.bench.ha import ENTRIES, TITLE, Server, add_home
+from agent.bench.instances import BenchInstance, generate_bench
+from scripts.hass_server import HassServer
+from tests.integration import test_real_server as real
+from tests.integration.test_mirror import URL
+
+unix_sockets = real.unix_sockets
+auto_enable_custom_integrations = real.auto_enable_custom_integrations
+ASSIST = "conversation.home_assistant"
+ONBOARDING_AREAS = {"Living Room", "Kitchen", "Bedroom"}
+
+
+@pytest.fixture(scope="module")
+def onboarded() -> Iterator[real.Api]:
+    """A running server onboarded as a new user is, its default areas kept."""
+    real.allow_unix_sockets()
+    with HassServer() as server:
+        tokens = server.onboard(full=True)
+        server.wait_until_running(tokens.access_token)
+        yield real.Api(server, server.long_lived_token(tokens.access_token, "bench"))
+
+
+@pytest.fixture(scope="module")
+def server(onboarded: real.Api) -> Server:
+    return Server(URL, onboarded.token, unix_socket="\0" + onboarded.server.bridge)
+
+
+@pytest.fixture(scope="module")
+def instances() -> list[BenchInstance]:
+    """One instance each of QT1, QT2 and QT3."""
+    return generate_bench(3)
+
+
+def areas(api: real.Api) -> list[dict[str, Any]]:
+    """The server's area registry, as the user's settings page lists it."""
+    with api.server.websocket(api.token) as ws:
+        listed: list[dict[str, Any]] = ws.command("config/area_registry/list")
+    return listed
+
+
+def homes(api: real.Api) -> list[str]:
+    return [entry["entry_id"] for entry in api.get(f"{ENTRIES}/entry?domain=homeflow")]
+
+
+async def leave_a_home(server: Server, instance: BenchInstance) -> None:
+    async with server.backend() as backend:
+        await add_home(backend, f"{TITLE} left", instance.blueprint.home())
+
+
+def test_the_teacher_solves_every_instance_and_the_users_areas_stay(
+    server: Server, onboarded: real.Api, instances: list[BenchInstance], tmp_path: Path
+) -> None:
+    before = areas(onboarded)
+    assert {area["name"] for area in before} >= ONBOARDING_AREAS
+    asyncio.run(leave_a_home(server, instances[0]))  # as an interrupted run does
+    outcome = evaluate(instances, tmp_path / "teacher", TEACHER, progress=False, server=server)
+    assert outcome.complete
+    assert [record["success"] for record in outcome.records] == [True] * len(instances)
+    assert areas(onboarded) == before
+    assert homes(onboarded) == []
+
+
+def test_assist_hears_the_user_and_the_home_decides(
+    server: Server, onboarded: real.Api, instances: list[BenchInstance], tmp_path: Path
+) -> None:
+    before = areas(onboarded)
+    outcome = evaluate(instances[:1], tmp_path / "assist", ASSIST, progress=False, server=server)
+    [record] = outcome.records
+    trajectory = record["trajectory"]
+    said = [m for m in trajectory["messages"] if m["role"] == "assistant"]
+    assert said
+    assert all(message["content"] for message in said)
+    assert [step["name"] for step in trajectory["steps"]] == [STEP] * trajectory["turns"]
+    assert record["success"]  # Assist set the QT1 light as asked, in Home Assistant's state
+    assert record["tool_calls"] == 0  # Assist's own calls are not visible
+    assert areas(onboarded) == before
+    assert homes(onboarded) == []
+
+
+def test_an_agent_home_assistant_lacks_is_a_clear_error(
+    server: Server, onboarded: real.Api, instances: list[BenchInstance], tmp_path: Path
+) -> None:
+    with pytest.raises(ConversationAgentNotFoundError, match=r"no conversation agent .*e\.g\. "):
+        evaluate(
+            instances[:1], tmp_path / "none", "conversation.nobody", progress=False, server=server
+        )
+    assert homes(onboarded) == []
