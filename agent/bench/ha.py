@@ -194,7 +194,10 @@ async def add_home(backend: HomeAssistantBackend, title: str, home: Home) -> str
     await _call(backend, "POST", step, {"next_step_id": "import_home"})
     made = await _call(backend, "POST", step, {"name": title, "home": dump_home(home)})
     if made.get("type") == "form" and made.get("step_id") == "rooms":
-        made = await _call(backend, "POST", step, {})  # the user's empty areas, as offered
+        # None of the user's areas: a run leaves them as they were, and its rooms keep their
+        # own names, as in the committed results.
+        fields = [field["name"] for field in made.get("data_schema") or ()]
+        made = await _call(backend, "POST", step, dict.fromkeys(fields, []))
     if made.get("type") != "create_entry":
         raise HomeAssistantRequestError(f"HomeFlow's config flow did not import {title!r}: {made}")
     entry_id: str = made["result"]["entry_id"]
