@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -183,6 +184,6 @@ def test_streamed_content_adds_up_to_the_parsed_content(text: str) -> None:
     a stream never says what the parsed reply takes back."""
     settled = [settled_content(text[:end]) for end in range(len(text) + 1)]
     content = parse_tool_calls(text).content
-    for before, after in zip(settled, settled[1:], strict=False):
+    for before, after in itertools.pairwise(settled):
         assert after.startswith(before)
     assert content.startswith(settled[-1])
