@@ -35,7 +35,7 @@ ENV_URL, ENV_OUT, ENV_REQUESTS = "HOMEFLOW_SERVE_URL", "HOMEFLOW_BENCH_OUT", "HO
 START_TIMEOUT = 300.0  # seconds for the model to load
 # The server as it ships, then the levers: a reply cut at 64 tokens (a call takes about 50), and
 # guided decoding (the reply, or a call that fits the tools).
-DEFAULT_SETTINGS = ["--max-new-tokens 512", "--max-new-tokens 64", "--max-new-tokens 64 --guided"]
+DEFAULT_SETTINGS = ["--max-new-tokens 64 --guided", "--max-new-tokens 64", "--max-new-tokens 512"]
 
 
 def main() -> None:
@@ -74,7 +74,8 @@ def _measure(options: list[str], requests: int) -> list[dict[str, Any]]:
             _wait_for(url)
             # Inside the repository, which the harness sees at its own path (a chroot's /src),
             # and given as `env` settings (a chroot starts with an empty environment).
-            with tempfile.TemporaryDirectory(dir=REPO) as folder:
+            (REPO / ".cache").mkdir(exist_ok=True)  # git ignores it
+            with tempfile.TemporaryDirectory(dir=REPO / ".cache") as folder:
                 out = Path(folder).relative_to(REPO) / "results.json"
                 setting = [f"{ENV_URL}={url}", f"{ENV_OUT}={out}", f"{ENV_REQUESTS}={requests}"]
                 harness = [str(REPO / "scripts" / "ha-env"), "run", "env", *setting]
@@ -136,8 +137,10 @@ else:  # collected by pytest under Home Assistant's test harness
         pytest_socket.socket_allow_hosts(["127.0.0.1"])
         await _set_up(hass, os.environ[ENV_URL])
         targets = hass.states.async_all(("light", "switch"))[: int(os.environ[ENV_REQUESTS])]
-        results = [await _command(hass, state.entity_id) for state in targets]
-        Path(os.environ[ENV_OUT]).write_text(json.dumps(results))
+        results = []
+        for state in targets:  # written as they come, so that a run cut short keeps them
+            results.append(await _command(hass, state.entity_id))
+            Path(os.environ[ENV_OUT]).write_text(json.dumps(results))
 
     async def _set_up(hass: HomeAssistant, url: str) -> None:
         """A generated home with one agent on the served model (a timeout it never meets)."""
