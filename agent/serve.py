@@ -365,6 +365,12 @@ def parse_request(body: Any, name: str, max_tokens: int) -> ChatRequest:
     help="The longest reply; a request may ask for less.",
 )
 @click.option(
+    "--guided/--no-guided",
+    default=False,
+    show_default=True,
+    help="Guided decoding: a reply, or a tool call that fits the request's tools' schemas.",
+)
+@click.option(
     "--api-key",
     envvar="HOMEFLOW_API_KEY",
     help="Require `Authorization: Bearer KEY` (also read from HOMEFLOW_API_KEY).",
@@ -375,6 +381,7 @@ def serve(
     port: int,
     name: str | None,
     max_new_tokens: int,
+    guided: bool,
     api_key: str | None,
 ) -> None:
     """Serve a local model over an OpenAI-compatible API: chat completions with tools and
@@ -405,7 +412,7 @@ def serve(
     A failure of the server's own is logged and answered as a 500 in the same shape.
     """
     try:
-        policy = LocalPolicy.from_pretrained(model, max_new_tokens=max_new_tokens)
+        policy = LocalPolicy.from_pretrained(model, max_new_tokens=max_new_tokens, guided=guided)
     except PolicyError as err:
         raise click.ClickException(str(err)) from None
     name = name or (Path(model).resolve().name if model is not None else DEFAULT_NAME)

@@ -197,7 +197,7 @@ async def add_home(backend: HomeAssistantBackend, title: str, home: Home) -> str
         # None of the user's areas: a run leaves them as they were, and its rooms keep their
         # own names, as in the committed results.
         fields = [field["name"] for field in made.get("data_schema") or ()]
-        made = await _call(backend, "POST", step, dict.fromkeys(fields, []))
+        made = await _call(backend, "POST", step, {key: [] for key in fields})
     if made.get("type") != "create_entry":
         raise HomeAssistantRequestError(f"HomeFlow's config flow did not import {title!r}: {made}")
     entry_id: str = made["result"]["entry_id"]

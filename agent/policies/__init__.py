@@ -21,6 +21,11 @@ class ContextFull(PolicyError):
     """The conversation has grown past what the model can read: the episode cannot go on."""
 
 
+class PolicyTimeout(PolicyError):
+    """The model did not answer within the time it was given; each caller says how to give it
+    more (Home Assistant's agent names its form's field)."""
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One tool the model asked to run."""

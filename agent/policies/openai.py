@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from . import AssistantMessage, ContextFull, Message, PolicyError, ToolCall
+from . import AssistantMessage, ContextFull, Message, PolicyError, PolicyTimeout, ToolCall
 from .toolcalls import parse_arguments, parse_tool_calls, settled_content
 
 _LOGGER = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class OpenAIPolicy:
     """Chat completions at `base_url` (".../v1"); the API key is sent, never logged or raised.
 
     Connection errors, 5xx and 429 are retried `retries` times with exponential backoff; a
-    timeout is not (a slow server would only be asked again to be slow) and raises PolicyError.
+    timeout is not (a slow server would only be asked again to be slow) and raises PolicyTimeout.
     A server's "context length exceeded" raises ContextFull, so an episode ends "context_full".
     A `session` given (Home Assistant's shared one) is used and left open; otherwise the policy
     opens its own: use it within one event loop and `await close()` (or `async with`) when done.
@@ -129,12 +129,10 @@ class OpenAIPolicy:
                         sent = said
                     for fragment in delta.get("tool_calls") or ():
                         _add_fragment(fragments, fragment)
+        parsed = parse_tool_calls(text)
+        rest, calls, errors = parsed.content[len(sent) :], parsed.tool_calls, parsed.errors
         if fragments:
             calls, errors = _tool_calls([fragments[index] for index in sorted(fragments)])
-            rest = text.strip()[len(sent) :]
-        else:
-            parsed = parse_tool_calls(text)
-            rest, calls, errors = parsed.content[len(sent) :], parsed.tool_calls, parsed.errors
         if rest or calls or errors:
             yield Delta(rest, calls, errors)
 
@@ -173,7 +171,7 @@ class OpenAIPolicy:
                     async with response:
                         text = self._redact(await response.text())
             except TimeoutError:
-                raise PolicyError(self._too_slow()) from None
+                raise self._too_slow() from None
             except aiohttp.ClientConnectionError as exc:
                 problem = f"cannot connect ({exc})"
                 _LOGGER.debug("%s: %s; retrying", self.url, problem)
@@ -192,7 +190,7 @@ class OpenAIPolicy:
                 try:
                     yield response
                 except TimeoutError:
-                    raise PolicyError(self._too_slow()) from None
+                    raise self._too_slow() from None
                 except aiohttp.ClientError as exc:
                     raise PolicyError(f"{self.url} broke off its answer: {exc}") from None
             return
@@ -216,8 +214,8 @@ class OpenAIPolicy:
                 f"{self.url} cannot read a conversation this long: {self._redact(error)}"
             )
 
-    def _too_slow(self) -> str:
-        return f"{self.url} did not answer within {self.timeout} s; raise the timeout"
+    def _too_slow(self) -> PolicyTimeout:
+        return PolicyTimeout(f"{self.url} did not answer within {self.timeout:g} s")
 
     def _redact(self, text: str) -> str:
         """A server's text without the API key (some servers echo it), shortened."""
@@ -258,7 +256,7 @@ def read_message(
         parsed = parse_tool_calls(content)
         return AssistantMessage(parsed.content, parsed.tool_calls, parsed.errors, *tokens, content)
     calls, errors = _tool_calls(message["tool_calls"])
-    return AssistantMessage(content, calls, errors, *tokens)
+    return AssistantMessage(parse_tool_calls(content).content, calls, errors, *tokens)
 
 
 def _tool_calls(raw: list[dict[str, Any]]) -> tuple[tuple[ToolCall, ...], tuple[str, ...]]:

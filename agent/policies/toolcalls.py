@@ -1,6 +1,8 @@
 """Reads tool calls out of a model's text: Qwen/Hermes `<tool_call>` blocks, code-fenced or bare
 JSON, with the slips small models make (trailing commas, single quotes, Python literals) repaired
-where the meaning is unambiguous."""
+where the meaning is unambiguous. What is left is the reply's speech, without markup: small models
+run on past their turn (chat-template tokens, a `<tool_response>` they invent, role names over and
+over), and none of that may be spoken."""
 
 from __future__ import annotations
 
@@ -20,9 +22,23 @@ _PY_LITERAL = re.compile(r"\b(True|False|None)\b")
 _PY_TO_JSON = {"True": "true", "False": "false", "None": "null"}
 _KEY = re.compile(r"[\"'](name|arguments|parameters)[\"']\s*:")
 FORMAT = '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>'
-# Text that may begin a tool call (parse_tool_calls also reads fenced JSON); held back when
-# streaming until the reply is parsed.
-_CALL_OPENERS = ("<tool_call>", "```")
+# Where the model's turn has surely ended: a chat template's special token (<|im_end|>,
+# <|im_start|>, <|endoftext|>...) or a tool result it writes itself. The rest is a turn it
+# invented, neither speech nor calls.
+_TURN_ENDS = ("<|", "<tool_response>", "</tool_response>", "<tool_result>")
+_TURN_END = re.compile("|".join(map(re.escape, _TURN_ENDS)))
+_STRAY_TAG = re.compile(r"</?tool_call>")
+# Text that may begin a tool call (parse_tool_calls also reads fenced JSON) or end the turn; held
+# back when streaming until the reply is parsed.
+_CALL_OPENERS = ("<tool_call>", "</tool_call>", "```", *_TURN_ENDS)
+# A reply of nothing but role names and punctuation ("system_system...", "assistant:") is markup.
+_ROLES = ("system", "user", "assistant", "tool")
+_ROLES_ONLY = re.compile(rf"(?:{'|'.join(_ROLES)}|[\W_])*", re.IGNORECASE)
+# The same, possibly cut inside a role name: streamed text is held back while it may be that.
+_ROLES_SO_FAR = re.compile(
+    _ROLES_ONLY.pattern + "(?:" + "|".join(r[:k] for r in _ROLES for k in range(1, len(r))) + ")?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,34 @@ class ParsedText:
 
 
 def parse_tool_calls(text: str) -> ParsedText:
-    """Every tool call in `text`; `<tool_call>` blocks win, then code fences, then bare JSON."""
+    """Every tool call in `text` up to where its turn ends; `<tool_call>` blocks win, then code
+    fences, then bare JSON. The content is what is left, as speech (see `speech`)."""
+    parsed = _parse(_TURN_END.split(text, maxsplit=1)[0])
+    return ParsedText(speech(parsed.content), parsed.tool_calls, parsed.errors)
+
+
+def speech(content: str) -> str:
+    """`content` less stray tool-call tags; "" where it is only role names or a JSON value (a
+    tool result the model echoed), which are never an answer to speak."""
+    content = _STRAY_TAG.sub("", content).strip()
+    if _ROLES_ONLY.fullmatch(content) or _is_json(content):
+        return ""
+    return content
+
+
+def _is_json(text: str) -> bool:
+    """Whether text is wholly a JSON object or list."""
+    if text[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _parse(text: str) -> ParsedText:
+    """The calls in `text` and the text around them."""
     blocks = list(_BLOCK.finditer(text))
     if blocks:
         content = _BLOCK.sub("", text).strip()
@@ -67,7 +110,8 @@ def settled_content(text: str) -> str:
             (k for k in range(len(opener) - 1, 0, -1) if text.endswith(opener[:k], 0, end)), 0
         )
         end -= partial
-    return text[:end].rstrip()
+    settled = text[:end].rstrip()
+    return "" if _ROLES_SO_FAR.fullmatch(settled) else settled
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

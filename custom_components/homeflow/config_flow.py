@@ -49,6 +49,7 @@ from .const import (
     CONF_FLOORS,
     CONF_HOME,
     CONF_HOME_TYPE,
+    CONF_MAX_TOOL_ROUNDS,
     CONF_MODEL_PATH,
     CONF_PHYSICS,
     CONF_SEED,
@@ -57,11 +58,14 @@ from .const import (
     CONF_SOURCE,
     CONF_SPEED,
     CONF_TICK,
+    CONF_TIMEOUT,
     DEFAULT_CONVERSATION_NAME,
+    DEFAULT_MAX_TOOL_ROUNDS,
     DEFAULT_NAME,
     DEFAULT_PHYSICS,
     DEFAULT_SPEED,
     DEFAULT_TICK,
+    DEFAULT_TIMEOUT,
     DOMAIN,
     HOME_TYPES,
     HOMEFLOW_LLM_API,
@@ -275,6 +279,7 @@ class ConversationFlow(ConfigSubentryFlow):
         placeholders = {"error": ""}
         if user_input is not None:
             data = {key: value for key, value in user_input.items() if value not in ("", [], None)}
+            data |= {key: int(data[key]) for key in (CONF_TIMEOUT, CONF_MAX_TOOL_ROUNDS)}
             errors, placeholders["error"] = await _async_check_model(self.hass, data)
             if not errors:
                 if step_id == "reconfigure":
@@ -291,6 +296,8 @@ class ConversationFlow(ConfigSubentryFlow):
         suggested = {
             CONF_PROMPT: DEFAULT_PROMPT,
             CONF_LLM_HASS_API: [_default_llm_api(self.hass)],
+            CONF_TIMEOUT: DEFAULT_TIMEOUT,
+            CONF_MAX_TOOL_ROUNDS: DEFAULT_MAX_TOOL_ROUNDS,
             **current,
             **(user_input or {}),
         }
@@ -325,6 +332,14 @@ def _agent_schema(hass: HomeAssistant, *, named: bool) -> probatio.Schema:
         probatio.Optional(CONF_LLM_HASS_API): SelectSelector(
             SelectSelectorConfig(options=apis, multiple=True)
         ),
+        probatio.Required(CONF_TIMEOUT, default=DEFAULT_TIMEOUT): NumberSelector(
+            NumberSelectorConfig(
+                min=5, max=600, step=1, unit_of_measurement="s", mode=NumberSelectorMode.BOX
+            )
+        ),
+        probatio.Required(CONF_MAX_TOOL_ROUNDS, default=DEFAULT_MAX_TOOL_ROUNDS): NumberSelector(
+            NumberSelectorConfig(min=1, max=30, step=1, mode=NumberSelectorMode.BOX)
+        ),
     }
     return probatio.Schema(fields)
 
@@ -358,6 +373,9 @@ async def _async_check_model(
         return {CONF_URL: "cannot_connect"}, f"GET {url}/models: {err or type(err).__name__}"
     if not isinstance(models, dict) or not isinstance(models.get("data"), list):
         return {CONF_URL: "cannot_connect"}, f"GET {url}/models did not list models"
+    served = [model["id"] for model in models["data"] if isinstance(model, dict) and "id" in model]
+    if data[CONF_MODEL] not in served:
+        return {CONF_MODEL: "unknown_model"}, f"{url} serves: {', '.join(map(str, served))}"
     return {}, ""
 
 

@@ -35,7 +35,12 @@ SUBENTRY_CONVERSATION = "conversation"
 CONF_MODEL_PATH = "model_path"
 DEFAULT_CONVERSATION_NAME = "HomeFlow agent"
 HOMEFLOW_LLM_API = "homeflow"  # HomeFlow's own tool surface, registered as an LLM API
-MAX_TOOL_ITERATIONS = 10  # model turns per user message, so a looping model ends
+# How long the agent waits for each model reply, and how many tool rounds (model replies that
+# call tools) one user message may take, so that a looping model ends: the form's fields.
+CONF_TIMEOUT = "timeout"
+CONF_MAX_TOOL_ROUNDS = "max_tool_rounds"
+DEFAULT_TIMEOUT = 60
+DEFAULT_MAX_TOOL_ROUNDS = 10
 
 # Every platform the twin covers, in the order Home Assistant sets them up (and the agents'
 # platform, conversation, for a home that has agents).

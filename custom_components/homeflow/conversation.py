@@ -19,21 +19,31 @@ from homeassistant.const import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import llm
+from homeassistant.helpers import intent, llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.json import json_dumps
 
-from agent.policies import AssistantMessage, ContextFull, Message, PolicyError, ToolCall
+from agent.policies import (
+    AssistantMessage,
+    ContextFull,
+    Message,
+    PolicyError,
+    PolicyTimeout,
+    ToolCall,
+)
 from agent.policies.local import LocalPolicy
 from agent.policies.openai import Delta, OpenAIPolicy
 
 from . import HomeFlowConfigEntry
 from .const import (
+    CONF_MAX_TOOL_ROUNDS,
     CONF_MODEL_PATH,
+    CONF_TIMEOUT,
+    DEFAULT_MAX_TOOL_ROUNDS,
+    DEFAULT_TIMEOUT,
     DOMAIN,
-    MAX_TOOL_ITERATIONS,
     SUBENTRY_CONVERSATION,
 )
 from .llm_api import DEFAULT_PROMPT
@@ -87,6 +97,7 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
                 data[CONF_URL],
                 data[CONF_MODEL],
                 data.get(CONF_API_KEY),
+                timeout=data.get(CONF_TIMEOUT, DEFAULT_TIMEOUT),
                 session=async_get_clientsession(hass),
             )
 
@@ -114,15 +125,22 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
         except conversation.ConverseError as err:
             return err.as_conversation_result()
         await self._async_run_tool_loop(chat_log)
-        return conversation.async_get_result_from_chat_log(user_input, chat_log)
+        last = chat_log.content[-1]
+        if not isinstance(last, conversation.AssistantContent) or not last.content:
+            raise _error("no_answer")  # it said nothing, or only markup that is not speech
+        result = conversation.async_get_result_from_chat_log(user_input, chat_log)
+        if result.response.response_type is not intent.IntentResponseType.ERROR:
+            result.response.response_type = _response_type(chat_log)
+        return result
 
     async def _async_run_tool_loop(self, chat_log: conversation.ChatLog) -> None:
-        """Ask the model again while it calls tools, at most MAX_TOOL_ITERATIONS times."""
+        """Ask the model again while it calls tools, at most the agent's tool rounds."""
         tools = []
         if chat_log.llm_api:
             serializer = chat_log.llm_api.custom_serializer
             tools = [_format_tool(tool, serializer) for tool in chat_log.llm_api.tools]
-        for _ in range(MAX_TOOL_ITERATIONS):
+        rounds = self.subentry.data.get(CONF_MAX_TOOL_ROUNDS, DEFAULT_MAX_TOOL_ROUNDS)
+        for _ in range(rounds):
             messages = _messages(chat_log.content)
             try:
                 async for _content in chat_log.async_add_delta_content_stream(
@@ -131,11 +149,13 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
                     pass
             except ContextFull as err:
                 raise _error("context_full", error=str(err)) from err
+            except PolicyTimeout as err:
+                raise _error("model_timeout", error=str(err)) from err
             except PolicyError as err:
                 raise _error("model_failed", error=str(err)) from err
             if not chat_log.unresponded_tool_results:
                 return
-        raise _error("too_many_tool_rounds", rounds=str(MAX_TOOL_ITERATIONS))
+        raise _error("too_many_tool_rounds", rounds=str(rounds))
 
     async def _chat_deltas(
         self, messages: list[Message], tools: list[dict[str, Any]]
@@ -173,6 +193,29 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
             return
         message = await self._model.act(messages, tools)
         yield Delta(message.content, message.tool_calls, message.parse_errors)
+
+
+def _response_type(chat_log: conversation.ChatLog) -> intent.IntentResponseType:
+    """ACTION_DONE if this turn changed the home: an Assist intent that says it acted, or a
+    tool declared to write (HomeFlow's call_service) that succeeded; else QUERY_ANSWER. A tool
+    that declares nothing (Assist's GetLiveContext) is not taken to have acted."""
+    tools = chat_log.llm_api.tools if chat_log.llm_api else []
+    writers = {
+        tool.name
+        for tool in tools
+        if tool.annotations != llm.ToolAnnotations() and not tool.annotations.read_only
+    }
+    for content in chat_log.content[chat_log.llm_input_provided_index :]:
+        if not isinstance(content, conversation.ToolResultContent) or content.result.error:
+            continue
+        data = content.result.data
+        if isinstance(data, llm.IntentResponseDict):
+            acted = data.original.response_type is intent.IntentResponseType.ACTION_DONE
+        else:
+            acted = content.tool_name in writers
+        if acted:
+            return intent.IntentResponseType.ACTION_DONE
+    return intent.IntentResponseType.QUERY_ANSWER
 
 
 def _format_tool(tool: llm.Tool, serializer: Any) -> dict[str, Any]:

@@ -300,7 +300,7 @@ async def test_a_stream_too_slow_is_a_timeout(server: FakeServer) -> None:
     async def slow(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await response.write(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n')
+        await response.write(b'data: {"choices": [{"delta": {"content": "Hi"}}]}\n\n')
         await asyncio.sleep(1.0)
         return response
 
@@ -320,7 +320,7 @@ async def test_a_stream_too_slow_is_a_timeout(server: FakeServer) -> None:
         async with OpenAIPolicy(url, "m", timeout=0.3) as policy:
             with pytest.raises(PolicyError, match=r"did not answer within 0.3 s"):
                 await read(policy)
-        assert deltas == [Delta("a")]
+        assert deltas == [Delta("Hi")]
     finally:
         await runner.cleanup()
 

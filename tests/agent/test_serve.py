@@ -844,3 +844,21 @@ def test_a_folder_without_a_model_is_a_clear_error(tmp_path: Any) -> None:
     result = CliRunner().invoke(main, ["serve", "--model", str(tmp_path)])
     assert result.exit_code == 1
     assert "Cannot load a causal LM" in result.output
+
+
+@pytest.mark.parametrize(("flag", "guided"), [([], False), (["--guided"], True)])
+def test_guided_decoding_is_the_servers_choice(
+    tiny: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch, flag: list[str], guided: bool
+) -> None:
+    """--guided serves the model with guided decoding (a reply, or a call that fits the tools)."""
+    policies: list[LocalPolicy] = []
+
+    def load(path: str | None, **options: Any) -> LocalPolicy:
+        policies.append(LocalPolicy(*tiny, **options))
+        return policies[-1]
+
+    monkeypatch.setattr(LocalPolicy, "from_pretrained", load)
+    monkeypatch.setattr(web, "run_app", lambda app, **_: None)  # not served: only built
+    result = CliRunner().invoke(main, ["serve", *flag])
+    assert result.exit_code == 0, result.output
+    assert [policy.guided for policy in policies] == [guided]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 
 from agent.policies import AssistantMessage, ToolCall
-from agent.policies.toolcalls import parse_arguments, parse_tool_calls, repair
+from agent.policies.toolcalls import parse_arguments, parse_tool_calls, repair, settled_content
 
 CALL = {"name": "call_service", "arguments": {"domain": "light", "service": "turn_on"}}
 
@@ -84,8 +85,6 @@ def test_repair_keeps_quotes_inside_strings() -> None:
     [
         "The kitchen light is on.",
         "",
-        '{"answer": 42}',
-        '{"name": "Kitchen", "state": "on"}',  # JSON that mentions a name but calls nothing
         "```python\nprint('hi')\n```",
     ],
 )
@@ -144,3 +143,47 @@ def test_assistant_message_round_trips_to_openai_format() -> None:
     }
     assert AssistantMessage("").to_openai() == {"role": "assistant", "content": ""}
     assert AssistantMessage("hi").to_openai() == {"role": "assistant", "content": "hi"}
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "names"),
+    [
+        ('<tool_response>{"success": true}</tool_response>', "", []),
+        ("system_system_system_system", "", []),
+        ("assistant: user:", "", []),
+        ('{"success": true, "state": "on"}', "", []),
+        ('{"name": "Kitchen", "state": "on"}', "", []),  # mentions a name but calls nothing
+        ("The light is on.<|im_end|><|im_start|>user\nthanks", "The light is on.", []),
+        ("Done.<|endoftext|>system_system", "Done.", []),
+        (f"<tool_call>{json.dumps(CALL)}</tool_call><tool_response>{{}}</tool_response>", "", [1]),
+        (f"<tool_response>{{}}</tool_response><tool_call>{json.dumps(CALL)}</tool_call>", "", []),
+        ("On it.</tool_call>", "On it.", []),
+        ("The user asked for the system status: all is well.", None, []),
+    ],
+)
+def test_markup_is_never_content(text: str, content: str | None, names: list[int]) -> None:
+    """What the model wrote past its turn (template tokens, an invented tool result) is neither
+    speech nor calls; role names alone or a JSON value are not speech."""
+    parsed = parse_tool_calls(text)
+    assert parsed.content == (text if content is None else content)
+    assert len(parsed.tool_calls) == len(names)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It is off.<|im_end|><|im_start|>user",
+        "system_system_system",
+        "User settings stay. <tool_response>{}</tool_response>",
+        f"Sure. <tool_call>{json.dumps(CALL)}</tool_call> Done.",
+        "Hi </tool_call> there",
+    ],
+)
+def test_streamed_content_adds_up_to_the_parsed_content(text: str) -> None:
+    """Every prefix's settled content extends the one before and begins the parsed content, so
+    a stream never says what the parsed reply takes back."""
+    settled = [settled_content(text[:end]) for end in range(len(text) + 1)]
+    content = parse_tool_calls(text).content
+    for before, after in itertools.pairwise(settled):
+        assert after.startswith(before)
+    assert content.startswith(settled[-1])

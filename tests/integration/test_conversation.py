@@ -7,8 +7,10 @@ real entity states and on what the server was sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from aiohttp import web
 from homeassistant.components import conversation
 from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from homeassistant.helpers import intent, llm
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -26,9 +28,10 @@ from agent.prompt import ROLE
 from custom_components.homeflow.const import (
     CONF_HOME,
     CONF_SOURCE,
+    DEFAULT_MAX_TOOL_ROUNDS,
+    DEFAULT_TIMEOUT,
     DOMAIN,
     HOMEFLOW_LLM_API,
-    MAX_TOOL_ITERATIONS,
     SOURCE_IMPORT,
 )
 from custom_components.homeflow.llm_api import DEFAULT_PROMPT
@@ -37,6 +40,10 @@ from twin.homefile import dump_home
 from .conftest import every_device_home
 
 AGENT = "conversation.homeflow_agent"
+STRINGS = Path(__file__).parents[2] / "custom_components" / "homeflow" / "strings.json"
+FORM_LABELS = json.loads(STRINGS.read_text())["config_subentries"]["conversation"]["step"]["user"][
+    "data"
+]
 
 
 class FakeModelServer:
@@ -47,6 +54,7 @@ class FakeModelServer:
         # A list of deltas is streamed; a status is answered with `error_text`.
         self.replies: list[list[dict[str, Any]] | int] = []
         self.error_text = "the model is not loaded"
+        self.delay = 0.0  # seconds before each chat completion is answered
         self.requests: list[dict[str, Any]] = []
         self.url = ""
 
@@ -55,6 +63,7 @@ class FakeModelServer:
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(await request.json())
+        await asyncio.sleep(self.delay)
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(reply, int):
             return web.Response(status=reply, text=self.error_text)
@@ -102,12 +111,16 @@ async def server() -> AsyncIterator[FakeModelServer]:
 
 
 async def load_home_with_agent(
-    hass: HomeAssistant, server: FakeModelServer, llm_api: str = llm.LLM_API_ASSIST
+    hass: HomeAssistant,
+    server: FakeModelServer,
+    llm_api: str = llm.LLM_API_ASSIST,
+    **settings: int,
 ) -> MockConfigEntry:
-    """The test home with one agent on `server` using `llm_api`, set up with Assist's exposure."""
+    """The test home with one agent on `server` using `llm_api` (and its form's other
+    `settings`), set up with Assist's exposure."""
     assert await async_setup_component(hass, "homeassistant", {})
     agent = ConfigSubentryData(
-        data={"url": server.url, "model": "fake", "llm_hass_api": [llm_api]},
+        data={"url": server.url, "model": "fake", "llm_hass_api": [llm_api], **settings},
         subentry_type="conversation",
         title="HomeFlow agent",
         unique_id=None,
@@ -193,9 +206,9 @@ async def test_the_tool_loop_is_bounded(hass: HomeAssistant, server: FakeModelSe
 
     result = await converse(hass, "Keep turning it on")
 
-    assert len(server.requests) == MAX_TOOL_ITERATIONS
+    assert len(server.requests) == DEFAULT_MAX_TOOL_ROUNDS
     assert result.response.response_type is intent.IntentResponseType.ERROR
-    assert f"after {MAX_TOOL_ITERATIONS} rounds" in result.response.speech["plain"]["speech"]
+    assert f"after {DEFAULT_MAX_TOOL_ROUNDS} rounds" in result.response.speech["plain"]["speech"]
 
 
 async def test_a_server_error_is_a_clear_conversation_error(
@@ -252,13 +265,20 @@ async def test_adding_an_agent(
     }
     assert suggested["prompt"] == DEFAULT_PROMPT
     assert suggested["llm_hass_api"] == [HOMEFLOW_LLM_API]
+    assert suggested["timeout"] == DEFAULT_TIMEOUT
+    assert suggested["max_tool_rounds"] == DEFAULT_MAX_TOOL_ROUNDS
 
     result = await hass.config_entries.subentries.async_configure(
         result["flow_id"],
         {"name": "Kitchen agent", "url": server.url + "/", "model": "fake", "llm_hass_api": []},
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert result["data"] == {"url": server.url, "model": "fake"}
+    assert result["data"] == {
+        "url": server.url,
+        "model": "fake",
+        "timeout": DEFAULT_TIMEOUT,
+        "max_tool_rounds": DEFAULT_MAX_TOOL_ROUNDS,
+    }
     await hass.async_block_till_done()
     # The home reloaded with the new agent, which answers without tools (no LLM API chosen).
     server.replies.append(said("Hello."))
@@ -273,14 +293,17 @@ async def test_adding_an_agent(
         context={"source": SOURCE_RECONFIGURE, "subentry_id": subentry_id},
     )
     result = await hass.config_entries.subentries.async_configure(
-        result["flow_id"], {"url": server.url, "model": "other", "prompt": "Be brief."}
+        result["flow_id"],
+        {"url": server.url, "model": "fake", "prompt": "Be brief.", "timeout": 300.0},
     )
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     assert loaded_home.subentries[subentry_id].data == {
         "url": server.url,
-        "model": "other",
+        "model": "fake",
         "prompt": "Be brief.",
+        "timeout": 300,
+        "max_tool_rounds": DEFAULT_MAX_TOOL_ROUNDS,
     }
 
 
@@ -293,6 +316,7 @@ async def test_adding_an_agent(
         ({"url": "not a url", "model": "m"}, {"url": "invalid_url"}),
         ({"url": "http://127.0.0.1:9/v1", "model": "m"}, {"url": "cannot_connect"}),
         ({"url": "URL/nowhere", "model": "m"}, {"url": "cannot_connect"}),
+        ({"url": "URL", "model": "qwen"}, {"model": "unknown_model"}),
         # This Python has no torch: a local model cannot run inside Home Assistant.
         ({"model_path": "/models/qwen"}, {"model_path": "local_model_unavailable"}),
     ],
@@ -313,5 +337,130 @@ async def test_an_agent_that_cannot_work_is_refused(
     assert result["errors"] == errors
     if errors.get("url") == "cannot_connect":
         assert "/models" in result["description_placeholders"]["error"]
+    if errors.get("model") == "unknown_model":  # what the server lists instead
+        assert result["description_placeholders"]["error"] == f"{server.url} serves: fake"
     assert not loaded_home.subentries
     assert not server.requests
+
+
+async def test_the_form_limits_the_timeout_and_the_tool_rounds(
+    hass: HomeAssistant, server: FakeModelServer, loaded_home: MockConfigEntry
+) -> None:
+    result = await start_agent_flow(hass, loaded_home)
+    fields = {"name": "Agent", "url": server.url, "model": "fake"}
+    for bad in ({"timeout": 1}, {"timeout": 601}, {"max_tool_rounds": 0}):
+        with pytest.raises(InvalidData):
+            await hass.config_entries.subentries.async_configure(
+                result["flow_id"], {**fields, **bad}
+            )
+    assert not loaded_home.subentries
+
+
+async def test_the_agents_tool_rounds_are_its_own(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server, max_tool_rounds=3)
+    _, name = a_light_that_is_off(hass)
+    server.replies.append(tool_call(*assist_turn_on("", name)))  # every time
+
+    result = await converse(hass, "Keep turning it on")
+
+    assert len(server.requests) == 3
+    speech = result.response.speech["plain"]["speech"]
+    assert "after 3 rounds" in speech
+    assert f"raise “{FORM_LABELS['max_tool_rounds']}”" in speech  # the form's field
+
+
+async def test_a_model_too_slow_names_the_forms_timeout(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server, timeout=1)
+    server.delay = 2
+    server.replies.append(said("Too late."))
+
+    result = await converse(hass, "Turn on the light")
+
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    speech = result.response.speech["plain"]["speech"]
+    assert "did not answer within 1 s" in speech
+    assert f"raise “{FORM_LABELS['timeout']}”" in speech
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '<tool_response>{"success": true, "state": "on"}</tool_response>',
+        "system_system_system_system",
+        '{"success": true, "entity_id": "light.kitchen"}',
+        "<|im_start|>user\nturn on the porch light<|im_end|>",
+        "",
+    ],
+)
+async def test_a_reply_of_only_markup_is_a_clear_error(
+    hass: HomeAssistant, server: FakeModelServer, reply: str
+) -> None:
+    await load_home_with_agent(hass, server)
+    server.replies.append(said(reply[: len(reply) // 2], reply[len(reply) // 2 :]))
+
+    result = await converse(hass, "Turn on the porch light")
+
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert result.response.speech["plain"]["speech"].startswith(
+        "Sorry, the model gave no answer I can say"
+    )
+
+
+async def test_markup_after_the_answer_is_not_spoken(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server)
+    server.replies.append(
+        said("It is ", "off.<|im_", "end|><|im_start|>user\nthanks<tool_response>{}")
+    )
+
+    result = await converse(hass, "Is the porch light on?")
+
+    assert result.response.speech["plain"]["speech"] == "It is off."
+    assert result.response.response_type is intent.IntentResponseType.QUERY_ANSWER
+
+
+def homeflow_get_state(light: str, name: str) -> tuple[str, dict[str, Any]]:
+    return "get_state", {"entity_id": light}
+
+
+def homeflow_turn_on_nothing(light: str, name: str) -> tuple[str, dict[str, Any]]:
+    return "call_service", {
+        "domain": "light",
+        "service": "turn_on",
+        "target": {"entity_id": "light.nowhere"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("llm_api", "call", "expected"),
+    [
+        (HOMEFLOW_LLM_API, homeflow_turn_on, intent.IntentResponseType.ACTION_DONE),
+        (llm.LLM_API_ASSIST, assist_turn_on, intent.IntentResponseType.ACTION_DONE),
+        (HOMEFLOW_LLM_API, homeflow_get_state, intent.IntentResponseType.QUERY_ANSWER),
+        (HOMEFLOW_LLM_API, homeflow_turn_on_nothing, intent.IntentResponseType.QUERY_ANSWER),
+        (HOMEFLOW_LLM_API, None, intent.IntentResponseType.QUERY_ANSWER),
+    ],
+)
+async def test_the_response_type_says_whether_the_home_changed(
+    hass: HomeAssistant,
+    server: FakeModelServer,
+    llm_api: str,
+    call: Callable[[str, str], tuple[str, dict[str, Any]]] | None,
+    expected: intent.IntentResponseType,
+) -> None:
+    await load_home_with_agent(hass, server, llm_api)
+    light, name = a_light_that_is_off(hass)
+    if call is not None:
+        server.replies.append(tool_call(*call(light, name)))
+    server.replies.append(said("Done."))
+
+    result = await converse(hass, f"Turn on the {name}")
+
+    assert result.response.response_type is expected
+    changed = hass.states.get(light).state == "on"
+    assert changed == (expected is intent.IntentResponseType.ACTION_DONE)
