@@ -74,7 +74,8 @@ def hass_now(hass: HomeAssistant) -> datetime:
 
 def home_store(hass: HomeAssistant, entry_id: str) -> Store[dict[str, Any]]:
     """Where a home's state lives between restarts: {"home": home file, "registry": ids,
-    "goal": {"conditions": [...], "start": home file of the task's start} or None}."""
+    "goal": {"conditions": [...], "start": home file of the task's start} or None,
+    "saved_at": Unix time of the write}."""
     return Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}")
 
 
@@ -109,6 +110,8 @@ class VirtualHome:
             return virtual
         virtual.home = await hass.async_add_executor_job(load_home, stored["home"])
         virtual.registry_ids = stored["registry"]
+        if (behind := virtual.downtime(stored.get("saved_at"))) > 0:
+            await hass.async_add_executor_job(virtual.home.advance, behind)
         if goal := stored.get("goal"):
             start = await hass.async_add_executor_job(load_home, goal["start"])
             virtual.goal = Verifier(start, goal["conditions"])
@@ -153,6 +156,7 @@ class VirtualHome:
             "home": dump_home(self.home),
             "registry": self.registry_ids,
             "goal": self._goal_data,
+            "saved_at": dt_util.utcnow().timestamp(),
         }
 
     # --- the task ------------------------------------------------------------------------------
@@ -207,6 +211,18 @@ class VirtualHome:
         self._stop_clock = async_track_time_interval(
             self.hass, _tick, timedelta(seconds=tick), name=f"{DOMAIN} clock {self.entry.title}"
         )
+
+    def downtime(self, saved_at: float | None) -> float:
+        """The simulated seconds the clock would have run since the home was saved at
+        `saved_at` (a Unix time), so that time Home Assistant was down passes in the home too;
+        0 when physics is off, nothing was recorded, or less than a tick has passed."""
+        options = self.entry.options
+        if saved_at is None or not options.get(CONF_PHYSICS, DEFAULT_PHYSICS):
+            return 0.0
+        elapsed = dt_util.utcnow().timestamp() - saved_at
+        if elapsed < options.get(CONF_TICK, DEFAULT_TICK):
+            return 0.0
+        return elapsed * options.get(CONF_SPEED, DEFAULT_SPEED)
 
     @callback
     def stop_clock(self) -> None:

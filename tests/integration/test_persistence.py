@@ -7,6 +7,8 @@ from datetime import timedelta
 from typing import Any
 from unittest.mock import patch
 
+import pytest
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE
 from homeassistant.core import HomeAssistant
@@ -183,6 +185,48 @@ async def test_restarts_before_any_change_keep_the_floors_and_areas(
         assert loaded_home.state is ConfigEntryState.LOADED
         assert loaded_home.runtime_data.registry_ids == made
         assert _registries(hass) == registries
+
+
+async def test_time_home_assistant_was_down_passes_in_the_home(
+    hass: HomeAssistant,
+    hass_storage: dict[str, Any],
+    home_entry: MockConfigEntry,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """A restart an hour later finds the home an hour on, with its physics run; with physics
+    off, or back within a tick, its clock stays where it was saved."""
+    hass.config_entries.async_update_entry(home_entry, options={"physics": True})
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_FINAL_WRITE)
+    await hass.async_block_till_done()
+    assert await hass.config_entries.async_unload(home_entry.entry_id)
+    await hass.async_block_till_done()
+    stored = deepcopy(hass_storage[_key(home_entry)])
+    saved = load_home(stored["data"]["home"]).now
+
+    freezer.tick(timedelta(seconds=DEFAULT_TICK - 1))
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    assert home_entry.runtime_data.home.now == saved
+    assert await hass.config_entries.async_unload(home_entry.entry_id)
+    await hass.async_block_till_done()
+
+    hass_storage[_key(home_entry)] = deepcopy(stored)
+    freezer.tick(timedelta(hours=1))
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    behind = dt_util.utcnow().timestamp() - stored["data"]["saved_at"]
+    assert behind > 3600
+    assert home_entry.runtime_data.home.now == pytest.approx(saved + behind)
+    assert await hass.config_entries.async_unload(home_entry.entry_id)
+    await hass.async_block_till_done()
+
+    hass.config_entries.async_update_entry(home_entry, options={"physics": False})
+    hass_storage[_key(home_entry)] = deepcopy(stored)
+    assert await hass.config_entries.async_setup(home_entry.entry_id)
+    await hass.async_block_till_done()
+    assert home_entry.runtime_data.home.now == saved
 
 
 async def test_a_removed_home_leaves_no_storage_behind(
