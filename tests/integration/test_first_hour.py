@@ -42,13 +42,12 @@ NOW = "{{ now().isoformat() }}"  # Home Assistant's time, in its time zone
 
 @dataclass(frozen=True)
 class Home:
-    """The server with the user's token, the home's config entry and the moments around its
-    creation on Home Assistant's wall clock."""
+    """The server with the user's token, the home's config entry, and Home Assistant's wall
+    clock just before the home was made."""
 
     api: real.Api
     entry_id: str
     before: datetime
-    after: datetime
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +62,7 @@ def home() -> Iterator[Home]:
         api = real.Api(server, token)
         before = wall_clock(api)
         entry = server.create_home(token, NAME, SEED, city=CITY)
-        yield Home(api, entry["entry_id"], before, wall_clock(api))
+        yield Home(api, entry["entry_id"], before)
 
 
 def wall_clock(api: real.Api) -> datetime:
