@@ -9,7 +9,9 @@ throwaway config directory that links this repository's custom_components/homefl
 --from-archive, holds the release archive unzipped as the README's install says); onboards the
 owner (username `homeflow`, password from --password) through /api/onboarding; logs in with the
 auth code; creates a generated home through the config flow REST API; and serves it on
-http://127.0.0.1:N until Ctrl-C, then stops every process it started. Tokens stay in memory:
+http://127.0.0.1:N until Ctrl-C, then stops every process it started. When Home Assistant
+restarts itself (Settings → Restart: its exit code 100), it runs again on the same config
+directory, as Home Assistant Container's supervisor does. Tokens stay in memory:
 nothing prints or logs them. scripts/screenshot.py captures the dashboard of such a server;
 tests/integration/test_real_server.py drives one.
 
@@ -74,6 +76,10 @@ IFREQ = "16sh22x"  # struct ifreq: the interface's name, then its flags
 
 class HassError(RuntimeError):
     """The server did not start, answer or act as expected; the message says what it answered."""
+
+
+class WebSocketClosedError(HassError):
+    """Home Assistant closed the websocket (it stops, or it refused the connection)."""
 
 
 @dataclass(frozen=True)
@@ -246,15 +252,28 @@ def run_hass(bridge: str, from_archive: bool = False, without_homeflow: bool = F
         python = [sys.executable]
         if without_homeflow:
             python = [python_without_homeflow(Path(python_root)), "-P"]
-        hass = subprocess.Popen([*python, "-m", "homeassistant", "--config", config, *HASS_FLAGS])
+        return supervise([*python, "-m", "homeassistant", "--config", config, *HASS_FLAGS])
 
-        def forward(signum: int, frame: FrameType | None) -> None:
-            """Stop hass, then wait for it below (it gets the group's signals anyway)."""
-            hass.send_signal(signal.SIGTERM)
 
-        signal.signal(signal.SIGTERM, forward)
-        signal.signal(signal.SIGINT, forward)
-        return hass.wait()
+def supervise(command: list[str]) -> int:
+    """Run `hass` until it exits for good: on its restart exit code, start it again on the same
+    config directory, as Home Assistant Container's supervisor does after Settings → Restart."""
+    from homeassistant.const import RESTART_EXIT_CODE  # only in the HA environment
+
+    stopping = False
+    hass = subprocess.Popen(command)
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        """Stop hass for good, then wait for it below (it gets the group's signals anyway)."""
+        nonlocal stopping
+        stopping = True
+        hass.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    while (code := hass.wait()) == RESTART_EXIT_CODE and not stopping:
+        hass = subprocess.Popen(command)
+    return code
 
 
 # --- anywhere: start, stop and drive the server ---------------------------------------------------
@@ -486,6 +505,26 @@ class HassServer:
                 raise HassError(f"Home Assistant still {state} after {timeout:.0f} s\n{self.log()}")
             time.sleep(0.2)
 
+    def restart(self, token: str, timeout: float = START_TIMEOUT) -> None:
+        """Restart Home Assistant as Settings → Restart does (the homeassistant.restart service),
+        on the same config directory, and wait until the new process runs."""
+        with self.websocket(token) as ws:
+            try:
+                ws.command("call_service", domain="homeassistant", service="restart")
+            except (WebSocketClosedError, ConnectionError):
+                pass  # it stopped before answering
+            else:
+                ws.until_closed()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.poll() is not None:
+                raise HassError(f"hass exited with code {self._process.returncode}\n{self.log()}")
+            with contextlib.suppress(OSError, http.client.HTTPException, HassError):
+                if self.call("GET", "/api/config", token=token, timeout=2)["state"] == "RUNNING":
+                    return
+            time.sleep(0.2)
+        raise HassError(f"Home Assistant did not run again in {timeout:.0f} s\n{self.log()}")
+
     def remove_areas(self, token: str) -> None:
         """Delete every area (onboarding makes Living Room, Kitchen, Bedroom), so that a home
         created next keeps its own area names instead of prefixing them with its name."""
@@ -574,6 +613,12 @@ class WebSocket:
             raise HassError(f"websocket {kind} failed: {answer['error']}")
         return answer["result"]
 
+    def until_closed(self) -> None:
+        """Read (and drop) messages until Home Assistant closes the connection."""
+        with contextlib.suppress(WebSocketClosedError, ConnectionError):
+            while True:
+                self._receive()
+
     def _send(self, message: dict[str, Any]) -> None:
         self._frame(0x1, json.dumps(message).encode())
 
@@ -600,7 +645,7 @@ class WebSocket:
             data = self._exact(size)  # a server's frames are not masked
             opcode = first & 0x0F
             if opcode == 0x8:
-                raise HassError("Home Assistant closed the websocket")
+                raise WebSocketClosedError("Home Assistant closed the websocket")
             if opcode == 0x9:
                 self._frame(0xA, data)
             elif opcode in (0x0, 0x1):
@@ -618,7 +663,7 @@ class WebSocket:
     def _recv(self) -> bytes:
         chunk = self._socket.recv(1 << 16)
         if not chunk:
-            raise HassError("Home Assistant closed the websocket")
+            raise WebSocketClosedError("Home Assistant closed the websocket")
         return chunk
 
 
