@@ -9,6 +9,7 @@ inputs always give the same prompt.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -159,7 +160,12 @@ _SUMMARY_HEAD = (
 
 
 def _area_id(area_id: str | None) -> str:
-    return f" (area_id {area_id})" if area_id else ""
+    """The id to copy into a call; one that holds blank other than spaces is quoted as JSON,
+    so that it stays on its line and exact."""
+    if not area_id:
+        return ""
+    shown = area_id if _one_line(area_id) == area_id else json.dumps(area_id)
+    return f" (area_id {shown})"
 
 
 def _one_line(name: str) -> str:

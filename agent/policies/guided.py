@@ -130,8 +130,8 @@ def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any] 
 
 def home_choices(home: Home) -> dict[str, list[str]]:
     """The values the home has for the tools' arguments that name something in it: entities,
-    their domains, the actions some entity offers (`light.turn_on`: ACTION), areas and
-    floors (by id)."""
+    their domains, the actions some entity offers (`light.turn_on`: ACTION), areas, floors
+    and devices (by id). A kind the home has none of is an empty list: no call names one."""
     entities = sorted(home.states)
     domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
     actions = {
@@ -149,6 +149,7 @@ def home_choices(home: Home) -> dict[str, list[str]]:
         "area_id": areas,
         "floor": floors,
         "floor_id": floors,
+        "device_id": sorted(home.devices),
     }
 
 
