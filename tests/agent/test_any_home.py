@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
+from agent.cli import main
 from agent.policies.guided import ACTION, Guide, call_schema, home_choices
 from agent.policies.local import LocalPolicy
 from agent.prompt import DEFAULT_MAX_CHARS, WORKFLOW, build_prompt
 from tests.twin.any_home import build_home, homes, many_entities, with_broken_light
 from twin.home import Home
+from twin.homefile import save_home
 from twin.surface import TwinView, all_states, layout
 from twin.tools import TOOL_SCHEMAS, argument_mismatch, run_tool
 
@@ -153,3 +157,22 @@ def test_the_prompt_fits_its_budget_on_any_home(home: Home) -> None:
     assert len(prompt) <= DEFAULT_MAX_CHARS
     assert "floors: )" not in prompt
     assert prompt == prompt_of(home)
+
+
+def test_homeflow_chat_runs_a_guided_local_model_on_a_home_without_floors(
+    tiny: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """The path the issue found broken: `homeflow chat --policy local:DIR` (guided by default)
+    on a home file with no floors and no areas compiles its grammar and answers."""
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    home = build_home([("color_bulb", "💡 ضوء"), ("smart_plug", "Plug")], [], [], [])
+    save_home(home, tmp_path / "home.yaml")
+    result = CliRunner().invoke(
+        main,
+        ["chat", "--policy", f"local:{tmp_path / 'model'}", "--home", str(tmp_path / "home.yaml")],
+        input="turn on the light\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "agent> " in result.output
