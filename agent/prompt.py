@@ -9,6 +9,7 @@ inputs always give the same prompt.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -114,22 +115,23 @@ async def system_prompt(
 def _full_list(layout: Sequence[FloorLayout], states: Mapping[str, Mapping[str, Any]]) -> str:
     lines = ["# Home devices (entity id: name)"]
     for floor in layout:
-        lines.append(f"## {floor.name}")
+        lines.append(f"## {_one_line(floor.name)}")
         for area in floor.areas:
-            lines.append(f"### {area.name}" + _area_id(area.area_id))
+            lines.append(f"### {_one_line(area.name)}" + _area_id(area.area_id))
             for entity_id, name in area.entities:
                 device_class = states.get(entity_id, {}).get("attributes", {}).get("device_class")
-                kind = f" [{device_class}]" if device_class else ""
-                lines.append(f"- {entity_id}: {name}{kind}")
+                kind = f" [{_one_line(str(device_class))}]" if device_class else ""
+                lines.append(f"- {entity_id}: {_one_line(name)}{kind}")
     return "\n".join(lines)
 
 
 def _counts_by_area(layout: Sequence[FloorLayout]) -> str:
     lines = [_SUMMARY_HEAD]
     for floor in layout:
-        lines.append(f"## {floor.name}")
+        lines.append(f"## {_one_line(floor.name)}")
         lines += [
-            f"- {area.name}{_area_id(area.area_id)}: {_counts(e for e, _ in area.entities)}"
+            f"- {_one_line(area.name)}{_area_id(area.area_id)}: "
+            f"{_counts(e for e, _ in area.entities)}"
             for area in floor.areas
         ]
     return "\n".join(lines)
@@ -138,16 +140,17 @@ def _counts_by_area(layout: Sequence[FloorLayout]) -> str:
 def _counts_by_floor(layout: Sequence[FloorLayout]) -> str:
     lines = [_SUMMARY_HEAD]
     for floor in layout:
-        rooms = ", ".join(area.name for area in floor.areas)
+        rooms = ", ".join(_one_line(area.name) for area in floor.areas)
         entities = (e for area in floor.areas for e, _ in area.entities)
-        lines.append(f"- {floor.name} ({rooms}): {_counts(entities)}")
+        lines.append(f"- {_one_line(floor.name)} ({rooms}): {_counts(entities)}")
     return "\n".join(lines)
 
 
 def _counts_for_home(layout: Sequence[FloorLayout]) -> str:
     entities = (e for floor in layout for area in floor.areas for e, _ in area.entities)
-    floors = ", ".join(floor.name for floor in layout)
-    return f"{_SUMMARY_HEAD}\n- The whole home (floors: {floors}): {_counts(entities)}"
+    floors = ", ".join(_one_line(floor.name) for floor in layout if floor.floor_id is not None)
+    named = f" (floors: {floors})" if floors else ""
+    return f"{_SUMMARY_HEAD}\n- The whole home{named}: {_counts(entities)}"
 
 
 _SUMMARY_HEAD = (
@@ -157,7 +160,18 @@ _SUMMARY_HEAD = (
 
 
 def _area_id(area_id: str | None) -> str:
-    return f" (area_id {area_id})" if area_id else ""
+    """The id to copy into a call; one that holds blank other than spaces is quoted as JSON,
+    so that it stays on its line and exact."""
+    if not area_id:
+        return ""
+    shown = area_id if _one_line(area_id) == area_id else json.dumps(area_id)
+    return f" (area_id {shown})"
+
+
+def _one_line(name: str) -> str:
+    """A name on one line: an imported home's names may hold line breaks (any of Unicode's),
+    which would open a heading or a rule of their own in the prompt."""
+    return " ".join(name.split())
 
 
 def _counts(entity_ids: Iterable[str]) -> str:

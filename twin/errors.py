@@ -47,6 +47,13 @@ class ServiceValidationError(TwinError):
     code = "validation_error"
 
 
+class InvalidEntityStateError(TwinError):
+    """A call reached an entity whose state its domain cannot hold (one set outside the checked
+    importers, e.g. a light's `color_mode` written as a list): the home must be fixed first."""
+
+    code = "invalid_state"
+
+
 class HomeDefinitionError(TwinError):
     """A home, device type or catalog definition is malformed."""
 

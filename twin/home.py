@@ -10,9 +10,10 @@ from typing import Any
 import voluptuous as vol
 
 from . import physics
-from .domains import DOMAINS, domain_of
+from .domains import DOMAINS, check_entity, domain_of
 from .errors import (
     HomeDefinitionError,
+    InvalidEntityStateError,
     InvalidServiceDataError,
     ServiceNotFoundError,
     ServiceNotSupportedError,
@@ -331,11 +332,8 @@ class Home:
         states = self.states
         drafts = []
         for step in plan.steps:
-            handler, data = step.service.handler, step.data
             for entry in step.entries:
-                draft = EntityDraft.of(entry, states[entry.entity_id])
-                handler(draft, data)
-                drafts.append(draft)
+                drafts.append(_handle(step.service, entry, states[entry.entity_id], step.data))
         changed = [new for draft in drafts if (new := self._commit(draft)) is not None]
         return ServiceResult(tuple([draft.entry.entity_id for draft in drafts]), tuple(changed))
 
@@ -467,9 +465,10 @@ class Home:
             error = step.error
             if error is None:
                 for entry in step.entries:
-                    draft = EntityDraft.of(entry, self.states[entry.entity_id])
                     try:
-                        step.service.handler(draft, step.data)
+                        draft = _handle(
+                            step.service, entry, self.states[entry.entity_id], step.data
+                        )
                     except TwinError as err:
                         error = error or err
                         continue
@@ -495,6 +494,31 @@ class Home:
         new = State(entity_id, draft.state, draft.attributes, changed_at, updated_at, draft.hidden)
         self.states[entity_id] = new
         return None if same_state and same_attributes else new
+
+
+def _handle(
+    service: Service, entry: EntityEntry, current: State, data: dict[str, Any]
+) -> EntityDraft:
+    """The entity's draft after the service ran on it. A handler trusts the state it reads (the
+    importers check it), so one that fails on an entity its domain cannot hold raises a typed
+    InvalidEntityStateError naming the key instead; on a valid entity the failure is a bug, and
+    propagates."""
+    draft = EntityDraft.of(entry, current)
+    try:
+        service.handler(draft, data)
+    except TwinError:
+        raise
+    except Exception as err:
+        try:
+            check_entity(entry, current)
+        except HomeDefinitionError as problem:
+            raise InvalidEntityStateError(
+                f"{entry.entity_id} holds what no {entry.domain} can ({problem}), so "
+                f"{entry.domain}.{service.name} cannot run on it; nothing changed. Fix its state "
+                "in the home first"
+            ) from err
+        raise
+    return draft
 
 
 def _entity_attributes(entry: EntityEntry) -> dict[str, Any]:

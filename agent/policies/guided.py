@@ -43,18 +43,20 @@ def guided_reading(text: str) -> bool:
 
 def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[str, Any]:
     """The JSON Schema of one call to any of `tools`, each argument named in `choices` held to
-    its values (a string one, or every item of an array one)."""
+    its values (a string one, or every item of an array one). An argument with no values (a
+    home without floors) cannot be given, and a tool that requires one is left out: `anyOf`
+    is then empty when no tool can be called."""
     calls = []
     for tool in tools:
         function = tool.get("function", tool)
         parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        arguments = _arguments(parameters, choices)
+        if arguments is None:
+            continue
         calls.append(
             {
                 "type": "object",
-                "properties": {
-                    "name": {"const": function["name"]},
-                    "arguments": _arguments(parameters, choices),
-                },
+                "properties": {"name": {"const": function["name"]}, "arguments": arguments},
                 "required": ["name", "arguments"],
                 "additionalProperties": False,
             }
@@ -62,9 +64,10 @@ def call_schema(tools: Sequence[Mapping[str, Any]], choices: Choices) -> dict[st
     return {"anyOf": calls}
 
 
-def _arguments(parameters: Mapping[str, Any], choices: Choices) -> dict[str, Any]:
-    """A tool's arguments as `choices` allow them; a service call's domain, service and entities
-    are chosen together (one branch per domain), so that none names another domain's."""
+def _arguments(parameters: Mapping[str, Any], choices: Choices) -> dict[str, Any] | None:
+    """A tool's arguments as `choices` allow them, None when none do; a service call's domain,
+    service and entities are chosen together (one branch per domain), so that none names
+    another domain's."""
     properties = parameters.get("properties") or {}
     if ACTION not in choices or not {"domain", "service", "target"} <= properties.keys():
         return restrict(parameters, choices)
@@ -72,38 +75,52 @@ def _arguments(parameters: Mapping[str, Any], choices: Choices) -> dict[str, Any
     for action in choices[ACTION]:
         domain, _, service = action.partition(".")
         by_domain.setdefault(domain, []).append(service)
-    return {"anyOf": [_on(d, names, parameters, choices) for d, names in by_domain.items()]}
+    branches = [_on(d, names, parameters, choices) for d, names in by_domain.items()]
+    allowed = [branch for branch in branches if branch is not None]
+    return {"anyOf": allowed} if allowed else None
 
 
 def _on(
     domain: str, services: Sequence[str], parameters: Mapping[str, Any], choices: Choices
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """A service call's arguments on `domain` alone: one of its services, on its own entities,
-    with a target that names something (a call without one fails)."""
+    with a target that names something (a call without one fails); None when it can name
+    nothing."""
     own = {**choices, "domain": [domain], "service": services}
     if "entity_id" in choices:
         own["entity_id"] = [e for e in choices["entity_id"] if e.partition(".")[0] == domain]
     schema = restrict(parameters, own)
+    if schema is None or not schema["properties"]["target"].get("properties"):
+        return None
     target = schema["properties"]["target"]
     schema["properties"]["target"] = {**target, "type": "object", "minProperties": 1}
     schema["required"] = [*schema.get("required", ()), "target"]
     return schema
 
 
-def restrict(schema: Mapping[str, Any], choices: Choices) -> dict[str, Any]:
-    """`schema` with each property named in `choices`, at any depth, limited to those values."""
+def restrict(schema: Mapping[str, Any], choices: Choices) -> dict[str, Any] | None:
+    """`schema` with each property named in `choices`, at any depth, limited to those values; a
+    property with none is left out, and a schema that requires one is None (nothing fits)."""
     out = dict(schema)
     properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        out["properties"] = {
-            key: _one_of(value, choices[key]) if key in choices else restrict(value, choices)
-            for key, value in properties.items()
-        }
+    if not isinstance(properties, Mapping):
+        return out
+    kept = {}
+    for key, value in properties.items():
+        held = _one_of(value, choices[key]) if key in choices else restrict(value, choices)
+        if held is not None:
+            kept[key] = held
+        elif key in schema.get("required", ()):
+            return None
+    out["properties"] = kept
     return out
 
 
-def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any]:
-    """A string property held to `values`; one that may also be an array holds its items too."""
+def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any] | None:
+    """A string property held to `values` (None for none); one that may also be an array holds
+    its items too."""
+    if not values:
+        return None
     allowed: dict[str, Any] = {"type": "string", "enum": list(values)}
     kinds = schema.get("type")
     if kinds == "array" or (isinstance(kinds, list) and "array" in kinds):
@@ -113,8 +130,8 @@ def _one_of(schema: Mapping[str, Any], values: Sequence[str]) -> dict[str, Any]:
 
 def home_choices(home: Home) -> dict[str, list[str]]:
     """The values the home has for the tools' arguments that name something in it: entities,
-    their domains, the actions some entity offers (`light.turn_on`: ACTION), areas and
-    floors (by id)."""
+    their domains, the actions some entity offers (`light.turn_on`: ACTION), areas, floors
+    and devices (by id). A kind the home has none of is an empty list: no call names one."""
     entities = sorted(home.states)
     domains = sorted({entity_id.partition(".")[0] for entity_id in entities})
     actions = {
@@ -132,6 +149,7 @@ def home_choices(home: Home) -> dict[str, list[str]]:
         "area_id": areas,
         "floor": floors,
         "floor_id": floors,
+        "device_id": sorted(home.devices),
     }
 
 
@@ -168,8 +186,10 @@ class Guide:
 
     def grammar(self, schema: Mapping[str, Any]) -> Any:
         """A reply, or a call as `schema` says inside the `<tool_call>` tags (compact JSON),
-        after any blank space."""
+        after any blank space; a reply only when no tool can be called."""
         grammar = self._xgr.Grammar
+        if not schema["anyOf"]:
+            return grammar.from_regex(REPLY)
         call = grammar.concat(
             grammar.from_regex(BLANK),
             grammar.from_ebnf(f"root ::= {json.dumps(CALL_OPEN)}"),
