@@ -16,7 +16,7 @@ from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, boolean, string
 from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes, has_feature
-from .rules import PERCENT, EntityRules, flag, names, number, optional, text
+from .rules import ON_OFF, PERCENT, EntityRules, flag, names, number, optional, text
 
 # FanEntityFeature.
 SET_SPEED = 1
@@ -214,7 +214,8 @@ RULES = EntityRules(
         ATTR_PRESET_MODE: optional(text),
         ATTR_OSCILLATING: optional(flag),
         ATTR_DIRECTION: optional(text),
-    }
+    },
+    states=ON_OFF,
 )
 
 

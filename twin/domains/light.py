@@ -33,7 +33,7 @@ from .descriptor import (
     FieldNotes,
     has_feature,
 )
-from .rules import EntityRules, names, number, one_of, optional, sequence, text
+from .rules import ON_OFF, EntityRules, names, number, one_of, optional, sequence, text
 
 # Colour modes (Home Assistant's ColorMode) and the groups light/const.py builds from them.
 ONOFF = "onoff"
@@ -535,6 +535,7 @@ RULES = EntityRules(
         "rgbww_color": optional(sequence(*[_CHANNEL] * 5)),
     },
     _consistent,
+    states=ON_OFF,
 )
 
 

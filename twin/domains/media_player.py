@@ -438,6 +438,7 @@ RULES = EntityRules(
     },
     _consistent,
     UNMODELLED_FEATURES,
+    states=frozenset((OFF, ON, IDLE, PLAYING, PAUSED, STANDBY, BUFFERING)),
 )
 
 
