@@ -864,7 +864,11 @@ def test_a_mutated_snapshot_is_refused_or_loads_a_working_home(data: st.DataObje
     [
         ({"id": "vacuum.robot", "state": "off"}, "vacuum.robot: state: expected one of cleaning"),
         (
-            {"id": "light.lamp", "state": "off", "attributes": {"color_mode": ["hs"]}},
+            {
+                "id": "light.lamp",
+                "state": "off",
+                "attributes": {"supported_color_modes": ["hs"], "color_mode": ["hs"]},
+            },
             "light.lamp: attributes.color_mode: expected one of brightness",
         ),
     ],
