@@ -936,5 +936,10 @@ def test_turn_on_without_brightness_keeps_an_imported_brightness_of_0() -> None:
     home, _ = import_ha_snapshot({"entities": [HS_LIGHT_OFF]})
     home.call_service("light", "turn_on", target={"entity_id": "light.lamp"})
     lit = home.state("light.lamp")
-    assert (lit.state, lit.attributes["color_mode"], lit.attributes["brightness"]) == ("on", "hs", 0)
-    assert lit.attributes["hs_color"] == (30, 50)
+    shown = lit.attributes
+    assert (lit.state, shown["color_mode"], shown["brightness"], shown["hs_color"]) == (
+        "on",
+        "hs",
+        0,
+        (30, 50),
+    )

@@ -134,7 +134,8 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
     )
     added = home.add_entity(entry, _inventory_state(carrying, state, attributes), attributes)
     if carrying.shows is not None:
-        check_entity(entry, added)  # what `shows` reads, checked first
+        with at(entity_id):
+            check_entity(entry, added)  # what `shows` reads, checked first
         draft = EntityDraft.of(entry, added)
         carrying.shows(draft)
         home.states[entity_id] = replace(added, attributes=draft.attributes, hidden=draft.hidden)
