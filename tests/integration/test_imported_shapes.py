@@ -76,7 +76,7 @@ async def call_both(
     ha_code = twin_code = None
     try:
         await hass.services.async_call("fan", service, {"entity_id": FAN, **data}, blocking=True)
-    except Exception as err:  # noqa: BLE001 - any error is compared by its code
+    except Exception as err:  # any error: compared by its code
         ha_code = ha_error_code(err)
     try:
         twin.call_service("fan", service, target={"entity_id": FAN}, data=data)
@@ -123,13 +123,13 @@ class MinimalLight(LightEntity):
 
     _attr_name = "lamp"
     _attr_should_poll = False
-    _attr_supported_color_modes = {ColorMode.HS}
     _attr_color_mode = ColorMode.HS
     _attr_hs_color = (30, 50)
     _attr_brightness = 0
     _attr_is_on = False
 
     def __init__(self) -> None:
+        self._attr_supported_color_modes = {ColorMode.HS}
         self.entity_id = LIGHT
 
     async def async_turn_on(self, **kwargs: Any) -> None:
