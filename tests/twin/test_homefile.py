@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from twin.catalog import load_catalog
 from twin.domains import DOMAINS, RULES, feature_mask
-from twin.domains.rules import MAX_TEMPERATURE, MIN_TEMPERATURE
+from twin.domains.rules import ANY_ENTITY_STATES, MAX_TEMPERATURE, MIN_TEMPERATURE
 from twin.errors import HomeDefinitionError
 from twin.home import Home
 from twin.homefile import (
@@ -121,6 +121,14 @@ def maybe(known: dict[str, Any]) -> st.SearchStrategy[str | None]:
     return st.none() | st.sampled_from(sorted(known)) if known else st.none()
 
 
+def states(domain: str) -> st.SearchStrategy[str]:
+    """A state the domain's Home Assistant entity can write; any text where it has no list."""
+    allowed = RULES[domain].states
+    if allowed is None:
+        return st.text(max_size=8)
+    return st.sampled_from(sorted(allowed | ANY_ENTITY_STATES))
+
+
 @st.composite
 def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
     """Small homes of every kind of part; `tuples=False` keeps to what JSON can carry."""
@@ -175,7 +183,7 @@ def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
             entity_category=draw(st.none() | st.sampled_from(["config", "diagnostic"])),
             capabilities=draw(mappings),
         )
-        home.add_entity(entry, draw(st.text(max_size=8)), draw(mappings))
+        home.add_entity(entry, draw(states(domain)), draw(mappings))
     changed = (
         draw(st.lists(st.sampled_from(sorted(home.states)), unique=True)) if home.states else []
     )
@@ -194,7 +202,7 @@ def homes(draw: st.DrawFn, tuples: bool = True) -> Home:
             attributes["hs_color"] = (draw(st.floats(0, 360)), draw(st.floats(0, 100)))
         home.states[entity_id] = State(
             entity_id,
-            draw(st.text(max_size=8)),
+            draw(states(home.entities[entity_id].domain)),
             attributes,
             draw(TIMES),
             draw(TIMES),

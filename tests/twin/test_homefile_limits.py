@@ -270,7 +270,8 @@ def test_yaml_that_is_no_home_value_is_refused(text: str) -> None:
 
 THERMOSTAT = "devices:\n  - {id: t, name: T, type: smart_thermostat}\n"  # climate.t
 SPEAKER = "devices:\n  - {id: s, name: S, type: smart_speaker}\n"  # media_player.s
-ENTITY = "entities:\n  - {entity_id: %s, name: A, state: 'on', %s}\n"
+ENTITY = "entities:\n  - {entity_id: %s, name: A, state: unknown, %s}\n"
+STATE = "entities:\n  - {entity_id: %s, name: A, state: %s}\n"
 BAD_ENTITIES = [
     (
         ENTITY % ("light.a", "capabilities: {supported_color_modes: 5}"),
@@ -345,7 +346,26 @@ BAD_ENTITIES = [
         "attributes.since: datetime.date(2026, 1, 1) is no value of a Home Assistant state",
     ),
     (PLUG + "states:\n  switch.plug: {hidden: {x: {? !tuple [a] : 1}}}\n", "hidden.x: ('a',) is"),
+    (
+        STATE % ("vacuum.a", "'off'"),
+        "vacuum.a: state: expected one of cleaning, docked, error, idle, paused, returning, "
+        "unavailable, unknown, got 'off'",
+    ),
+    (STATE % ("fan.a", "sideways"), "fan.a: state: expected one of off, on, unavailable, unknown"),
+    (STATE % ("cover.a", "'on'"), "cover.a: state: expected one of closed, closing, open"),
+    (STATE % ("climate.a", "cooling"), "climate.a: state: expected one of auto, cool, dry"),
 ]
+
+
+@pytest.mark.parametrize("state", ["unavailable", "unknown"])
+@pytest.mark.parametrize("entity_id", ["vacuum.a", "light.a", "climate.a", "binary_sensor.a"])
+def test_any_entity_may_be_unavailable_or_unknown(entity_id: str, state: str) -> None:
+    """Home Assistant writes these for any entity it cannot read: real snapshots hold them."""
+    assert load_home(STATE % (entity_id, state)).states[entity_id].state == state
+
+
+def test_a_sensor_may_hold_any_state() -> None:
+    assert load_home(STATE % ("sensor.a", "'21.5'")).states["sensor.a"].state == "21.5"
 
 
 @pytest.mark.parametrize(("text", "message"), BAD_ENTITIES)
@@ -837,3 +857,24 @@ def test_a_mutated_snapshot_is_refused_or_loads_a_working_home(data: st.DataObje
     except HomeDefinitionError:
         return
     exercise(home, changed_entities(home), Drawn(data))
+
+
+@pytest.mark.parametrize(
+    ("entity", "message"),
+    [
+        ({"id": "vacuum.robot", "state": "off"}, "vacuum.robot: state: expected one of cleaning"),
+        (
+            {
+                "id": "light.lamp",
+                "state": "off",
+                "attributes": {"supported_color_modes": ["hs"], "color_mode": ["hs"]},
+            },
+            "light.lamp: attributes.color_mode: expected one of brightness",
+        ),
+    ],
+)
+def test_an_inventory_setup_home_assistant_never_holds_is_refused(
+    entity: dict[str, Any], message: str
+) -> None:
+    """synthetic-home setup states are checked as home files are, naming entity and field."""
+    assert message in refused({"entities": [entity]}, import_ha_snapshot)

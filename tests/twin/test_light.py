@@ -18,6 +18,7 @@ from twin.errors import (
     ServiceValidationError,
 )
 from twin.home import Home, ServiceResult
+from twin.homefile import import_ha_snapshot
 from twin.registry import EntityEntry
 
 LIGHT_TYPES = sorted(
@@ -902,3 +903,43 @@ def test_any_valid_call_leaves_the_light_within_its_capabilities(
             # change nothing; any other error fails the test.
             assert home.state(entity_id) == before
         assert_within_capabilities(home, entity_id, keys)
+
+
+# --- imported lights: the state Home Assistant writes from an inventory's arguments -------------
+
+HS_LIGHT_OFF = {
+    "id": "light.lamp",
+    "state": "off",
+    "attributes": {
+        "supported_color_modes": ["hs"],
+        "color_mode": "hs",
+        "hs_color": [30, 50],
+        "brightness": 0,
+    },
+}
+
+
+def test_an_imported_light_that_is_off_shows_no_colour_mode() -> None:
+    """LightEntity.state_attributes: color_mode and the colours are None while the light is off."""
+    home, _ = import_ha_snapshot({"entities": [HS_LIGHT_OFF]})
+    shown = home.state("light.lamp").attributes
+    assert {key: shown[key] for key in ("color_mode", "brightness", "hs_color", "rgb_color")} == {
+        "color_mode": None,
+        "brightness": None,
+        "hs_color": None,
+        "rgb_color": None,
+    }
+
+
+def test_turn_on_without_brightness_keeps_an_imported_brightness_of_0() -> None:
+    """Home Assistant passes no brightness (no default profile): the entity keeps its own 0."""
+    home, _ = import_ha_snapshot({"entities": [HS_LIGHT_OFF]})
+    home.call_service("light", "turn_on", target={"entity_id": "light.lamp"})
+    lit = home.state("light.lamp")
+    shown = lit.attributes
+    assert (lit.state, shown["color_mode"], shown["brightness"], shown["hs_color"]) == (
+        "on",
+        "hs",
+        0,
+        (30, 50),
+    )

@@ -16,6 +16,7 @@ from twin.errors import (
     ServiceValidationError,
 )
 from twin.home import Home, ServiceResult
+from twin.homefile import import_ha_snapshot
 from twin.registry import Area, Device, EntityEntry
 
 TV = "media_player.lounge_tv"
@@ -529,3 +530,52 @@ def test_hidden_changes_do_not_touch_last_updated(home: Home) -> None:
     assert result.changed == ()
     assert home.state(TV).last_updated == home.state(SPEAKER).last_updated
     assert home.state(TV).hidden["volume_level"] == 0.9
+
+
+# --- imported players: their own media, none invented ------------------------------------------
+
+# PAUSE | PLAY_MEDIA | NEXT_TRACK | PLAY
+IMPORTED_FEATURES = 1 | 512 | 32 | 16384
+
+
+def imported(state: str, media: dict[str, Any]) -> Home:
+    """A home of one synthetic-home player, `media_player.den`, holding `media`."""
+    player = {"supported_features": IMPORTED_FEATURES, **media}
+    home, _ = import_ha_snapshot(
+        {"entities": [{"id": "media_player.den", "state": state, "attributes": player}]}
+    )
+    return home
+
+
+def shown_media(home: Home) -> dict[str, Any]:
+    """The media attributes media_player.den shows."""
+    return {k: v for k, v in home.state("media_player.den").attributes.items() if "media" in k}
+
+
+@pytest.mark.parametrize(
+    "services",
+    [["media_play"], ["media_play", "media_pause"], ["media_play", "media_next_track"]],
+)
+@pytest.mark.parametrize(
+    ("state", "media"), [("idle", {}), ("paused", {"media_title": "Song", "media_artist": "X"})]
+)
+def test_an_imported_player_shows_only_its_own_media(
+    services: list[str], state: str, media: dict[str, Any]
+) -> None:
+    """Home Assistant shows what the entity holds: play, pause and skip invent no track."""
+    home = imported(state, media)
+    for service in services:
+        home.call_service("media_player", service, target={"entity_id": "media_player.den"})
+    assert shown_media(home) == media
+
+
+def test_play_media_on_an_imported_player_shows_the_content() -> None:
+    home = imported("idle", {"media_title": "Song"})
+    home.call_service(
+        "media_player",
+        "play_media",
+        target={"entity_id": "media_player.den"},
+        data={"media_content_id": "radio/1", "media_content_type": "music"},
+    )
+    assert home.state("media_player.den").state == "playing"
+    assert shown_media(home) == {"media_content_id": "radio/1", "media_content_type": "music"}

@@ -112,6 +112,7 @@ def _check_entity(entry: EntityEntry, state: State) -> None:
             f"its features: {known or 'none'}"
         )
     domain_rules = RULES.get(entry.domain, rules.EntityRules())
+    rules.check_state(domain_rules, state.state)
     values = {**_ENTITY_VALUES, **domain_rules.values}
     for place, held in (
         ("capabilities", entry.capabilities),

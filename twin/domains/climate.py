@@ -383,6 +383,7 @@ RULES = EntityRules(
     },
     _consistent,
     AUX_HEAT,
+    states=frozenset(HVAC_MODES),
 )
 
 # What bounds a target temperature, for the device manual.

@@ -161,7 +161,8 @@ RULES = EntityRules(
         ATTR_CURRENT_TILT_POSITION: optional(PERCENT),
         ATTR_IS_CLOSED: optional(flag),
         LAST_MOVE_OPEN: optional(flag),
-    }
+    },
+    states=frozenset((STATE_OPEN, STATE_CLOSED, STATE_OPENING, STATE_CLOSING)),
 )
 
 

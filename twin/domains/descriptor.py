@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..registry import EntityEntry
-from ..service import Service
+from ..service import EntityDraft, Service
 from .rules import EntityRules
 
 # A services.yaml `filter`: whether an optional field applies to the entity.
@@ -61,6 +61,8 @@ class Carrying:
     `state_attribute` is an inventory attribute that holds the state when it has none, and
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
+    `shows` turns an inventory entity's arguments (its `_attr_*`) into the state Home Assistant
+    writes from them, for a domain whose state hides some of them (a light that is off).
     """
 
     capabilities: frozenset[str] = frozenset()
@@ -69,6 +71,7 @@ class Carrying:
     state_attribute: str | None = None
     on_attribute: str | None = None
     temperature_unit: bool = False
+    shows: Callable[[EntityDraft], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

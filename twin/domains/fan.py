@@ -16,7 +16,7 @@ from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, boolean, string
 from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes, has_feature
-from .rules import PERCENT, EntityRules, flag, names, number, optional, text
+from .rules import ON_OFF, PERCENT, EntityRules, flag, names, number, optional, text
 
 # FanEntityFeature.
 SET_SPEED = 1
@@ -202,6 +202,25 @@ def set_preset_mode(entity: EntityDraft, data: dict[str, Any]) -> None:
     _set_preset(entity, preset_mode)
 
 
+def show(entity: EntityDraft) -> None:
+    """Show every attribute FanEntity.state_attributes writes for the fan's features, with
+    Home Assistant's defaults for what an imported fan does not say."""
+    features = entity.entry.supported_features
+    shown: dict[str, Any] = {}
+    if features & DIRECTION:
+        shown[ATTR_DIRECTION] = None
+    if features & OSCILLATE:
+        shown[ATTR_OSCILLATING] = None
+    if features & SET_SPEED:
+        shown[ATTR_PERCENTAGE] = 0
+        shown[ATTR_PERCENTAGE_STEP] = 100 / speed_count(entity)
+    if features & _SHOWS_PRESET:
+        shown[ATTR_PRESET_MODE] = None
+        shown[ATTR_PRESET_MODES] = entity.capabilities.get(ATTR_PRESET_MODES)
+    for key, value in shown.items():
+        entity.attributes.setdefault(key, value)
+
+
 _STEP_SCHEMA = schema({vol.Optional(ATTR_PERCENTAGE_STEP): _PERCENTAGE})
 
 
@@ -214,7 +233,8 @@ RULES = EntityRules(
         ATTR_PRESET_MODE: optional(text),
         ATTR_OSCILLATING: optional(flag),
         ATTR_DIRECTION: optional(text),
-    }
+    },
+    states=ON_OFF,
 )
 
 
@@ -299,6 +319,6 @@ DOMAIN = Domain.of(
         ATTR_DIRECTION: FieldNotes(options=DIRECTIONS),
     },
     state_outcomes=ON_OFF_OUTCOMES,
-    carrying=Carrying(capabilities=frozenset({ATTR_PRESET_MODES})),
+    carrying=Carrying(capabilities=frozenset({ATTR_PRESET_MODES}), shows=show),
     color="#4ea8de",
 )

@@ -17,7 +17,7 @@ from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import Numeric, string
 from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes
-from .rules import PERCENT, STEP, EntityRules, names, optional, ordered, text
+from .rules import ON_OFF, PERCENT, STEP, EntityRules, names, optional, ordered, text
 
 # HumidifierEntityFeature.
 MODES = 1
@@ -127,6 +127,7 @@ RULES = EntityRules(
         ATTR_ACTION: optional(text),
     },
     _consistent,
+    states=ON_OFF,
 )
 
 

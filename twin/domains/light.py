@@ -33,7 +33,7 @@ from .descriptor import (
     FieldNotes,
     has_feature,
 )
-from .rules import EntityRules, names, number, one_of, optional, sequence, text
+from .rules import ON_OFF, EntityRules, names, number, one_of, optional, sequence, text
 
 # Colour modes (Home Assistant's ColorMode) and the groups light/const.py builds from them.
 ONOFF = "onoff"
@@ -207,6 +207,11 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
     light.show()
 
 
+def show(entity: EntityDraft) -> None:
+    """Show what a light holding these attributes shows: while off, no colour mode or colour."""
+    _Light(entity).show()
+
+
 def remembered(entry: EntityEntry, state: State) -> Mapping[str, Any]:
     """What the light remembers, on or off (LightEntity's `_attr_*`): what HA's light code reads.
 
@@ -249,7 +254,8 @@ class _Light:
         )
         memory: dict[str, Any] = {"color_mode": mode}
         if not modes.isdisjoint(COLOR_MODES_BRIGHTNESS):
-            memory["brightness"] = shown.get("brightness") or 255
+            brightness = shown.get("brightness")
+            memory["brightness"] = 255 if brightness is None else brightness
         if self.entity.supports(EFFECT):
             memory["effect"] = shown.get("effect") or EFFECT_OFF
         if (key := COLOR_KEYS.get(mode)) is not None:
@@ -535,6 +541,7 @@ RULES = EntityRules(
         "rgbww_color": optional(sequence(*[_CHANNEL] * 5)),
     },
     _consistent,
+    states=ON_OFF,
 )
 
 
@@ -605,6 +612,7 @@ DOMAIN = Domain.of(
         ),
         tuples=frozenset(_COLOR_FIELDS - {"color_name"}),
         on_attribute="brightness",
+        shows=show,
     ),
     color="#f2c14e",
 )

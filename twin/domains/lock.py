@@ -71,7 +71,11 @@ def open_lock(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 
 # What a lock may hold (twin.domains.rules): a code_format that compiles.
-RULES = EntityRules({ATTR_CODE_FORMAT: optional(pattern)})
+# LockState: every state a Home Assistant lock writes.
+STATES = frozenset(
+    (STATE_LOCKED, STATE_UNLOCKED, STATE_OPEN, "locking", "unlocking", "opening", "jammed")
+)
+RULES = EntityRules({ATTR_CODE_FORMAT: optional(pattern)}, states=STATES)
 
 
 DOMAIN = Domain.of(

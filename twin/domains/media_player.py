@@ -22,7 +22,7 @@ from ..errors import ServiceValidationError
 from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
-from ..validation import boolean, small_float, string
+from ..validation import boolean, shown, small_float, string
 from .descriptor import Carrying, Domain, FieldNotes
 from .rules import EntityRules, flag, index, names, number, one_of, optional, sequence, text
 
@@ -118,6 +118,8 @@ MEDIA_ATTRIBUTES = (
 )
 HIDDEN_TRACK = "track"
 HIDDEN_MEDIA = "media"
+# An imported player's own media attributes: it has no built-in playlist to invent a track from.
+HIDDEN_HELD = "held"
 
 REPEAT_MODES = ("off", "all", "one")
 ENQUEUE_MODES = ("add", "next", "play", "replace")
@@ -215,6 +217,11 @@ def _show_media(entity: EntityDraft) -> None:
     attributes = entity.attributes
     for key in MEDIA_ATTRIBUTES:
         attributes.pop(key, None)
+    held = entity.hidden.get(HIDDEN_HELD)
+    if held is not None:
+        if entity.state != OFF:  # MediaPlayerEntity.state_attributes: nothing while off
+            attributes.update(held)
+        return
     if entity.state not in SHOWS_MEDIA:
         return
     custom = entity.hidden.get(HIDDEN_MEDIA)
@@ -222,6 +229,15 @@ def _show_media(entity: EntityDraft) -> None:
         attributes[ATTR_CONTENT_ID], attributes[ATTR_CONTENT_TYPE] = custom
     else:
         attributes.update(_playlist(entity)[entity.hidden.get(HIDDEN_TRACK, 0)])
+
+
+def show(entity: EntityDraft) -> None:
+    """Keep an imported player's media as its own: calls show it as Home Assistant shows an
+    entity's, and play, pause or skip invent no track it never had."""
+    attributes = entity.attributes
+    entity.hidden[HIDDEN_HELD] = {
+        key: attributes[key] for key in MEDIA_ATTRIBUTES if key in attributes
+    }
 
 
 def turn_on(entity: EntityDraft, data: dict[str, Any]) -> None:
@@ -270,7 +286,7 @@ def media_stop(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 def _skip(entity: EntityDraft, step: int) -> None:
     """Move through the playlist; its ends stop the move unless repeat is `all`, which wraps."""
-    if entity.state == OFF:
+    if entity.state == OFF or HIDDEN_HELD in entity.hidden:
         return
     size = len(_playlist(entity))
     track = entity.hidden.get(HIDDEN_TRACK, 0) + step
@@ -357,7 +373,13 @@ def play_media(entity: EntityDraft, data: dict[str, Any]) -> None:
     twin keeps no queue, and an announcement ends with the player back where it was."""
     if data.get(ATTR_ANNOUNCE) or data.get(ATTR_ENQUEUE) in ("add", "next"):
         return
-    entity.hidden[HIDDEN_MEDIA] = (data[ATTR_CONTENT_ID], data[ATTR_CONTENT_TYPE])
+    media = (data[ATTR_CONTENT_ID], data[ATTR_CONTENT_TYPE])
+    if HIDDEN_HELD in entity.hidden:
+        entity.hidden[HIDDEN_HELD] = dict(
+            zip((ATTR_CONTENT_ID, ATTR_CONTENT_TYPE), media, strict=True)
+        )
+    else:
+        entity.hidden[HIDDEN_MEDIA] = media
     _set_state(entity, PLAYING)
 
 
@@ -412,6 +434,13 @@ PLAY_MEDIA_SCHEMA = vol.All(
 UNMODELLED_FEATURES = 2 | 8192 | 131072 | 524288 | 1048576 | 2097152 | 4194304
 
 
+def _held(value: Any) -> Any:
+    """An imported player's own media: a mapping of media attributes."""
+    if not isinstance(value, dict) or not set(value) <= set(MEDIA_ATTRIBUTES):
+        raise vol.Invalid(f"expected a mapping of media attributes, got {shown(value)}")
+    return value
+
+
 def _consistent(entry: EntityEntry, state: State) -> None:
     """Its place in the built-in playlist within the playlist (`_show_media` shows that item)."""
     track = state.hidden.get(HIDDEN_TRACK)
@@ -435,9 +464,11 @@ RULES = EntityRules(
         ATTR_REPEAT: optional(one_of(REPEAT_MODES)),
         HIDDEN_TRACK: index,
         HIDDEN_MEDIA: optional(sequence(text, text)),
+        HIDDEN_HELD: _held,
     },
     _consistent,
     UNMODELLED_FEATURES,
+    states=frozenset((OFF, ON, IDLE, PLAYING, PAUSED, STANDBY, BUFFERING)),
 )
 
 
@@ -553,6 +584,6 @@ DOMAIN = Domain.of(
         "media_pause": '== "paused"',
         "media_stop": 'not in ("playing", "paused", "buffering")',
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST})),
+    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}), shows=show),
     color="#9d4edd",
 )

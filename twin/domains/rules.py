@@ -41,11 +41,14 @@ class EntityRules:
     and its memory. `consistent` checks what ties keys together (raising vol.Invalid).
     `unmodelled_features` are Home Assistant's feature bits of the domain that the twin offers no
     service for: an entity may have them (a real media player that can seek), but they do nothing.
+    `states` are the states the domain's Home Assistant entity can write (None: any text, as a
+    sensor's); `unavailable` and `unknown`, which HA writes for any entity, are always allowed.
     """
 
     values: Mapping[str, Validator] = field(default_factory=dict)
     consistent: Consistency | None = None
     unmodelled_features: int = 0
+    states: frozenset[str] | None = None
 
 
 def number(low: float | None = None, high: float | None = None) -> Validator:
@@ -159,6 +162,20 @@ def ordered(
     first, last = caps.get(low, default_low), caps.get(high, default_high)
     if first > last:
         raise vol.Invalid(f"capabilities: {low} ({first}) is above {high} ({last})")
+
+
+# The states of Home Assistant's ToggleEntity (light, fan, switch, humidifier...).
+ON_OFF = frozenset(("on", "off"))
+# What HA writes for any entity it cannot read or has not read yet: a snapshot holds them.
+ANY_ENTITY_STATES = frozenset(("unavailable", "unknown"))
+
+
+def check_state(domain_rules: EntityRules, state: str) -> None:
+    """Refuse a state the domain's Home Assistant entity never writes (a vacuum that is `off`)."""
+    allowed = domain_rules.states
+    if allowed is not None and state not in allowed | ANY_ENTITY_STATES:
+        listed = ", ".join(sorted(allowed | ANY_ENTITY_STATES))
+        raise vol.Invalid(f"state: expected one of {listed}, got {shown(state)}")
 
 
 TEMPERATURE = number(MIN_TEMPERATURE, MAX_TEMPERATURE)

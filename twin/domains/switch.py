@@ -6,6 +6,7 @@ from typing import Any
 
 from ..service import EntityDraft, Service
 from .descriptor import ON_OFF_OUTCOMES, Domain
+from .rules import ON_OFF, EntityRules
 
 
 def turn_on(entity: EntityDraft, data: dict[str, Any]) -> None:
@@ -30,6 +31,7 @@ DOMAIN = Domain.of(
         Service("turn_off", turn_off, description="Turn the switch off."),
         Service("toggle", toggle, description="Toggle the switch."),
     ],
+    rules=EntityRules(states=ON_OFF),
     device=True,
     state_outcomes=ON_OFF_OUTCOMES,
     color="#8d99ae",

@@ -112,6 +112,7 @@ def send_command(entity: EntityDraft, data: dict[str, Any]) -> None:
 RULES = EntityRules(
     {ATTR_FAN_SPEED_LIST: optional(names()), ATTR_FAN_SPEED: optional(text)},
     unmodelled_features=1 | 2 | 64 | 128 | 16384,
+    states=frozenset((CLEANING, DOCKED, IDLE, PAUSED, RETURNING, ERROR)),
 )
 
 

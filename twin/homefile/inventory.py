@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import voluptuous as vol
 
 from ..catalog import slugify
-from ..domains import DOMAINS, domain_of
+from ..domains import DOMAINS, check_entity, domain_of
 from ..domains.descriptor import Carrying
 from ..errors import HomeDefinitionError
 from ..home import Home
 from ..registry import Area, Device, EntityEntry, Floor
+from ..service import EntityDraft
 from .common import (
     ID,
     add_areas,
@@ -130,7 +132,13 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
         supported_features=features,
         capabilities=capabilities,
     )
-    home.add_entity(entry, _inventory_state(carrying, state, attributes), attributes)
+    added = home.add_entity(entry, _inventory_state(carrying, state, attributes), attributes)
+    if carrying.shows is not None:
+        with at(entity_id):
+            check_entity(entry, added)  # what `shows` reads, checked first
+        draft = EntityDraft.of(entry, added)
+        carrying.shows(draft)
+        home.states[entity_id] = replace(added, attributes=draft.attributes, hidden=draft.hidden)
 
 
 def _enum_value(value: Any) -> Any:
