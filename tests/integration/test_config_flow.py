@@ -127,3 +127,5 @@ async def test_options_refuse_more_than_a_day_per_tick(
         result["flow_id"], {"physics": True, "speed": 3600, "tick": 24}
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()  # the reload the options scheduled, before teardown
+    assert loaded_home.state is ConfigEntryState.LOADED
