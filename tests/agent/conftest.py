@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -55,3 +56,12 @@ def tiny() -> tuple[Any, Any]:
     """(model, tokenizer): a two-layer Qwen3 over a 400-token byte-level BPE."""
     model, tokenizer = tiny_qwen3(["Which lights are there? list_entities"], 400)
     return model.eval(), tokenizer
+
+
+@pytest.fixture
+def eager(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The tiny model, biased to open every message with `<`, as a call would."""
+    model, tokenizer = tiny
+    model = copy.deepcopy(model)
+    model.generation_config.sequence_bias = {(tokenizer.convert_tokens_to_ids("<"),): 50.0}
+    return model, tokenizer

@@ -48,15 +48,6 @@ def guide(tiny: tuple[Any, Any]) -> Guide:
     return Guide(tokenizer, model.config.vocab_size, [tokenizer.eos_token_id])
 
 
-@pytest.fixture
-def eager(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
-    """The tiny model, biased to open every message with `<`, as a call would."""
-    model, tokenizer = tiny
-    model = copy.deepcopy(model)
-    model.generation_config.sequence_bias = {(tokenizer.convert_tokens_to_ids("<"),): 50.0}
-    return model, tokenizer
-
-
 def offered(home: Home) -> set[str]:
     """The tools the guided grammar lets a model call on `home`."""
     schema = call_schema(TOOL_SCHEMAS, home_choices(home))

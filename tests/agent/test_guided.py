@@ -49,15 +49,6 @@ def test_call_schema_holds_named_arguments_to_their_values() -> None:
     )
 
 
-@pytest.fixture
-def eager(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
-    """The tiny model, biased to open every message with `<`, as a call would."""
-    model, tokenizer = tiny
-    model = copy.deepcopy(model)
-    model.generation_config.sequence_bias = {(tokenizer.convert_tokens_to_ids("<"),): 50.0}
-    return model, tokenizer
-
-
 def test_guided_calls_fit_the_tools_and_the_entities(eager: tuple[Any, Any]) -> None:
     torch.manual_seed(0)  # the sampled calls, whatever ran before
     # Room for a sampled call (a list of entity ids can be long); one cut short is no call.
