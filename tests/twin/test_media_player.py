@@ -16,7 +16,7 @@ from twin.errors import (
     ServiceValidationError,
 )
 from twin.home import Home, ServiceResult
-from twin.homefile import import_ha_snapshot
+from twin.homefile import export_ha_snapshot, import_ha_snapshot
 from twin.registry import Area, Device, EntityEntry
 
 TV = "media_player.lounge_tv"
@@ -538,12 +538,19 @@ def test_hidden_changes_do_not_touch_last_updated(home: Home) -> None:
 IMPORTED_FEATURES = 1 | 512 | 32 | 16384
 
 
-def imported(state: str, media: dict[str, Any]) -> Home:
-    """A home of one synthetic-home player, `media_player.den`, holding `media`."""
+def imported(state: str, media: dict[str, Any], source: str = "inventory") -> Home:
+    """A home of one player, `media_player.den`, holding `media`: from a synthetic-home
+    inventory, or from a real Home Assistant's states (a snapshot, as the mirror reads one)."""
     player = {"supported_features": IMPORTED_FEATURES, **media}
-    home, _ = import_ha_snapshot(
-        {"entities": [{"id": "media_player.den", "state": state, "attributes": player}]}
-    )
+    if source == "inventory":
+        document: dict[str, Any] = {
+            "entities": [{"id": "media_player.den", "state": state, "attributes": player}]
+        }
+    else:
+        document = {
+            "states": [{"entity_id": "media_player.den", "state": state, "attributes": player}]
+        }
+    home, _ = import_ha_snapshot(document)
     return home
 
 
@@ -559,11 +566,12 @@ def shown_media(home: Home) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("state", "media"), [("idle", {}), ("paused", {"media_title": "Song", "media_artist": "X"})]
 )
+@pytest.mark.parametrize("source", ["inventory", "snapshot"])
 def test_an_imported_player_shows_only_its_own_media(
-    services: list[str], state: str, media: dict[str, Any]
+    services: list[str], state: str, media: dict[str, Any], source: str
 ) -> None:
     """Home Assistant shows what the entity holds: play, pause and skip invent no track."""
-    home = imported(state, media)
+    home = imported(state, media, source)
     for service in services:
         home.call_service("media_player", service, target={"entity_id": "media_player.den"})
     assert shown_media(home) == media
@@ -579,3 +587,22 @@ def test_play_media_on_an_imported_player_shows_the_content() -> None:
     )
     assert home.state("media_player.den").state == "playing"
     assert shown_media(home) == {"media_content_id": "radio/1", "media_content_type": "music"}
+
+
+def test_a_player_homeflow_exported_keeps_its_playlist() -> None:
+    """A HomeFlow snapshot (it carries the rooms) is the twin's own home: its player still steps
+    through the built-in playlist, as before the export."""
+    home = imported("idle", {}, "snapshot")
+    exported = export_ha_snapshot(Home())
+    exported["states"] = [
+        {
+            "entity_id": "media_player.den",
+            "state": "idle",
+            "attributes": {"supported_features": 16384},
+        }
+    ]
+    again, _ = import_ha_snapshot(exported)
+    again.call_service("media_player", "media_play", target={"entity_id": "media_player.den"})
+    assert "media_title" in again.state("media_player.den").attributes
+    home.call_service("media_player", "media_play", target={"entity_id": "media_player.den"})
+    assert shown_media(home) == {}

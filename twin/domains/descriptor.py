@@ -62,7 +62,9 @@ class Carrying:
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
     `shows` turns an inventory entity's arguments (its `_attr_*`) into the state Home Assistant
-    writes from them, for a domain whose state hides some of them (a light that is off).
+    writes from them, for a domain whose state hides some of them (a light that is off);
+    `holds` marks what an entity of a real home (an inventory, or a snapshot HomeFlow did not
+    export, as the mirror's) keeps as its own where the twin would make it up (a player's track).
     """
 
     capabilities: frozenset[str] = frozenset()
@@ -72,6 +74,7 @@ class Carrying:
     on_attribute: str | None = None
     temperature_unit: bool = False
     shows: Callable[[EntityDraft], None] | None = None
+    holds: Callable[[EntityDraft], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

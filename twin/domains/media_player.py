@@ -231,7 +231,7 @@ def _show_media(entity: EntityDraft) -> None:
         attributes.update(_playlist(entity)[entity.hidden.get(HIDDEN_TRACK, 0)])
 
 
-def show(entity: EntityDraft) -> None:
+def hold(entity: EntityDraft) -> None:
     """Keep an imported player's media as its own: calls show it as Home Assistant shows an
     entity's, and play, pause or skip invent no track it never had."""
     attributes = entity.attributes
@@ -584,6 +584,6 @@ DOMAIN = Domain.of(
         "media_pause": '== "paused"',
         "media_stop": 'not in ("playing", "paused", "buffering")',
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}), shows=show),
+    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}), holds=hold),
     color="#9d4edd",
 )

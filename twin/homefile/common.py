@@ -9,7 +9,7 @@ import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -18,13 +18,15 @@ from typing import Any
 import voluptuous as vol
 import yaml
 
-from ..domains import DOMAINS, check_entity
+from ..domains import DOMAINS, check_entity, domain_of
 from ..domains.rules import MAX_TEMPERATURE, MIN_TEMPERATURE
 from ..errors import HomeDefinitionError
 from ..home import Home
 from ..outdoor import ConstantWeather, Outdoor, OutdoorSource
-from ..registry import Area
+from ..registry import Area, EntityEntry
 from ..room import RoomClimate
+from ..service import EntityDraft
+from ..state import State
 from ..validation import shown
 from ..weather import Weather
 
@@ -404,6 +406,22 @@ def _key_path(path: Sequence[Any]) -> str:
         else:
             text += f".{name}" if text else name
     return text
+
+
+def settle_imported(home: Home, entry: EntityEntry, state: State, *, arguments: bool) -> None:
+    """Put an entity imported from a real home as Home Assistant holds it: its domain's
+    `shows` where the state was built from the entity's arguments (an inventory), then its
+    `holds`; what they read is checked first. One rule for every importer."""
+    carrying = domain_of(entry.domain).carrying
+    hooks = [hook for hook in (carrying.shows if arguments else None, carrying.holds) if hook]
+    if not hooks:
+        return
+    with at(entry.entity_id):
+        check_entity(entry, state)
+    draft = EntityDraft.of(entry, state)
+    for hook in hooks:
+        hook(draft)
+    home.states[entry.entity_id] = replace(state, attributes=draft.attributes, hidden=draft.hidden)
 
 
 @contextmanager

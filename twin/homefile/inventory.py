@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import voluptuous as vol
 
 from ..catalog import slugify
-from ..domains import DOMAINS, check_entity, domain_of
+from ..domains import DOMAINS, domain_of
 from ..domains.descriptor import Carrying
 from ..errors import HomeDefinitionError
 from ..home import Home
 from ..registry import Area, Device, EntityEntry, Floor
-from ..service import EntityDraft
 from .common import (
     ID,
     add_areas,
@@ -23,6 +21,7 @@ from .common import (
     first_set,
     list_of,
     nullable,
+    settle_imported,
     validate,
 )
 
@@ -133,12 +132,7 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
         capabilities=capabilities,
     )
     added = home.add_entity(entry, _inventory_state(carrying, state, attributes), attributes)
-    if carrying.shows is not None:
-        with at(entity_id):
-            check_entity(entry, added)  # what `shows` reads, checked first
-        draft = EntityDraft.of(entry, added)
-        carrying.shows(draft)
-        home.states[entity_id] = replace(added, attributes=draft.attributes, hidden=draft.hidden)
+    settle_imported(home, entry, added, arguments=True)
 
 
 def _enum_value(value: Any) -> Any:

@@ -31,6 +31,7 @@ from .common import (
     read_source,
     rooms_document,
     set_rooms,
+    settle_imported,
     state_string,
     validate,
     weather_document,
@@ -107,7 +108,8 @@ def import_ha_snapshot(
     with at(where):
         if isinstance(raw, Mapping) and "states" in raw:
             snapshot = validate(_HA_SNAPSHOT, dict(raw), "a snapshot")
-            home, skipped = _from_snapshot(snapshot, keep_unmodelled)
+            # export_ha_snapshot always writes the rooms: without them it is a real home's.
+            home, skipped = _from_snapshot(snapshot, keep_unmodelled, real="rooms" not in raw)
         else:
             home, skipped = from_inventory(raw)
         return checked_home(home), skipped
@@ -188,7 +190,9 @@ def _by_id(items: Sequence[Mapping[str, Any]], key: str, where: str) -> dict[str
     return found
 
 
-def _from_snapshot(snapshot: Mapping[str, Any], keep_unmodelled: bool) -> tuple[Home, list[str]]:
+def _from_snapshot(
+    snapshot: Mapping[str, Any], keep_unmodelled: bool, *, real: bool
+) -> tuple[Home, list[str]]:
     states = snapshot["states"]
     registry = _by_id(snapshot["entities"], "entity_id", "entities")
     listed = _by_id(states, "entity_id", "states")
@@ -232,15 +236,16 @@ def _from_snapshot(snapshot: Mapping[str, Any], keep_unmodelled: bool) -> tuple[
             skipped.append(entity_id)
             continue
         with at(f"states[{index}] ({entity_id})"):
-            _add_ha_entity(home, state, entry, keep_unmodelled)
+            _add_ha_entity(home, state, entry, keep_unmodelled, real)
     set_rooms(home, snapshot["rooms"])
     return home, sorted(skipped)
 
 
 def _add_ha_entity(
-    home: Home, state: Mapping[str, Any], registry: Mapping[str, Any], any_domain: bool
+    home: Home, state: Mapping[str, Any], registry: Mapping[str, Any], any_domain: bool, real: bool
 ) -> None:
-    """Add one entity from its state object and entity registry entry (which may be empty)."""
+    """Add one entity from its state object and entity registry entry (which may be empty);
+    one of a `real` home keeps what the twin would make up (Carrying.holds)."""
     entity_id = state["entity_id"]
     attributes = with_tuples(state["attributes"])
     name = first_set(
@@ -273,9 +278,12 @@ def _add_ha_entity(
         capabilities=dict(capabilities),
     )
     added = home.add_entity(entry, state["state"], attributes, any_domain=any_domain)
-    home.states[entity_id] = replace(
+    imported = replace(
         added,
         last_changed=state.get("last_changed", home.now),
         last_updated=state.get("last_updated", home.now),
         hidden=with_tuples(state["hidden"]),
     )
+    home.states[entity_id] = imported
+    if real and entry.domain in DOMAINS:
+        settle_imported(home, entry, imported, arguments=False)
