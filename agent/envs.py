@@ -31,6 +31,8 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 import twin.env  # registers HomeEnv-v0
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
+from twin.confirmation import Confirmation
 from twin.home import Home, Snapshot
 from twin.reward import (
     CODE_LIMIT,
@@ -75,6 +77,7 @@ class EnvState:
     retries: int
     verifier: Verifier
     over: bool
+    confirmation: Confirmation
 
 
 class DialogueEnv(gym.Env[str, Any]):
@@ -87,7 +90,9 @@ class DialogueEnv(gym.Env[str, Any]):
     unless a tokenizer counts them). The user's coroutines run on `loop` when given (a loop
     running in another thread, while this env steps in a worker thread, as RL's rollout does),
     else at once, as the twin's and the scripted user's never wait. For async vector envs pass
-    `vector_kwargs={"shared_memory": False}`, as for HomeEnv-v0.
+    `vector_kwargs={"shared_memory": False}`, as for HomeEnv-v0. The agent's calls are judged by
+    the auditor's `policy`: with twin.auditor.CONFIRMING_POLICY a sensitive action waits for the
+    user's yes (twin.confirmation), which the simulated user gives only to what it wants done.
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class DialogueEnv(gym.Env[str, Any]):
         code_limit: int = CODE_LIMIT,
         turn_limit: int = TURN_LIMIT,
         tokens: Callable[[str], int] = code_tokens,
+        policy: ActionPolicy = DEFAULT_POLICY,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"variant is one of {VARIANTS}, got {variant!r}")
@@ -114,6 +120,7 @@ class DialogueEnv(gym.Env[str, Any]):
         self.code_limit = code_limit
         self.turn_limit = turn_limit
         self.tokens = tokens
+        self.policy = policy
         self.observation_space = copy.deepcopy(twin.env.OBSERVATION_SPACE)
         self.action_space = copy.deepcopy(twin.env.ACTION_SPACE)
         self._make_user = user
@@ -146,10 +153,12 @@ class DialogueEnv(gym.Env[str, Any]):
         options = options or {}
         user_seed = options.get("user_seed", int(self.np_random.integers(2**31)))
         home, blueprint = self.blueprint.home(), self.blueprint
-        self._backend = TwinBackend(home)
+        self._backend = backend = TwinBackend(home, self.policy)
         conditions = blueprint.task.conditions(home)
         verifier = Verifier(home, conditions)
-        self._dialogue = dialogue = Dialogue(verifier, self.limits)
+        self._dialogue = dialogue = Dialogue(
+            verifier, self.limits, confirmation=backend.confirmation
+        )
         dialogue.report = verifier.step(home)
         self._user = self._run(self._user_for(home, int(user_seed)))
         prompt = self._run(
@@ -176,7 +185,9 @@ class DialogueEnv(gym.Env[str, Any]):
         reply = _read(action, f"call_{len(trajectory.messages)}")
         seen = len(trajectory.messages) + 1  # the agent's own message is not observed
         assert dialogue.report is not None  # made on reset
-        recorder = OutcomeRecorder(dialogue.report, turn=trajectory.turns, tokens=self.tokens)
+        recorder = OutcomeRecorder(
+            dialogue.report, turn=trajectory.turns, policy=self.policy, tokens=self.tokens
+        )
         for call in dialogue.admit(reply):
             started = time.perf_counter()
             result = self._run(self._backend.run_tool(call.name, call.arguments))
@@ -211,6 +222,7 @@ class DialogueEnv(gym.Env[str, Any]):
             dialogue.retries,
             copy.copy(dialogue.verifier),
             self._over,
+            copy.copy(dialogue.confirmation),
         )
 
     def restore(self, state: EnvState) -> None:
@@ -224,6 +236,9 @@ class DialogueEnv(gym.Env[str, Any]):
         dialogue.report, dialogue.retries = state.report, state.retries
         dialogue.verifier = copy.copy(state.verifier)
         self._over = state.over
+        # The backend's auditor and the dialogue share the one confirmation: set it in place.
+        dialogue.confirmation.pending = state.confirmation.pending
+        dialogue.confirmation.confirmed = state.confirmation.confirmed
 
     def _started(self) -> Dialogue:
         if self._dialogue is None:

@@ -13,7 +13,10 @@ Messages are in the OpenAI format (AssistantMessage.to_openai); results are
 malformed call is a user message holding the error's JSON, as it has no call id to answer.
 
 The rules live in `Dialogue`, which applies one message at a time and does no I/O; EpisodeRun
-adds the policy and the backend (async), agent.envs.DialogueEnv the twin (sync, HomeEnv-v1).
+adds the policy and the backend (async), agent.envs.DialogueEnv the twin (sync, HomeEnv-v1). Each
+user message the dialogue hears goes to the backend's `confirmation` too, so that a yes to the
+auditor's `confirmation_required` lets the agent's next call of that action through
+(twin.confirmation).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twin.atomic import write_text
+from twin.confirmation import Confirmation
 from twin.surface import Result, error
 from twin.verifier import Report, Verifier
 
@@ -168,17 +172,20 @@ async def run_episode(
 class Dialogue:
     """An episode's record and its rules, one message at a time, with no I/O of its own:
     EpisodeRun feeds it a policy's messages and a backend's results, agent.envs.DialogueEnv an
-    agent's actions and the twin's results, so both keep the same trajectory."""
+    agent's actions and the twin's results, so both keep the same trajectory. The user's
+    messages also go to `confirmation`, the backend's."""
 
     def __init__(
         self,
         verifier: Verifier | None,
         limits: EpisodeLimits,
         on_message: Callable[[Message], None] | None = None,
+        confirmation: Confirmation | None = None,
     ) -> None:
         self.verifier = verifier
         self.limits = limits
         self.on_message = on_message
+        self.confirmation = confirmation if confirmation is not None else Confirmation()
         self.trajectory = Trajectory()
         # The verifier's latest view, for a simulated user (None until a home is read).
         self.report: Report | None = None
@@ -203,6 +210,7 @@ class Dialogue:
             return False
         trajectory.turns += 1
         trajectory.messages.append({"role": "user", "content": utterance})
+        self.confirmation.hear(utterance)
         self.retries = 0
         return True
 
@@ -283,7 +291,7 @@ class EpisodeRun(Dialogue):
         on_message: Callable[[Message], None] | None = None,
         view: View | None = None,
     ) -> None:
-        super().__init__(verifier, limits, on_message)
+        super().__init__(verifier, limits, on_message, backend.confirmation)
         self.policy = policy
         self.backend = backend
         self.view = view

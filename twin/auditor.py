@@ -17,7 +17,6 @@ Penalty table (`PENALTIES`; a policy may carry its own):
 | forbidden_domain     | -1.0    | the domain is not allowed (shell_command, script, hassio...)   |
 | forbidden_service    | -1.0    | the domain is allowed but this action is not                   |
 | restricted_code      | -1.0    | pyexec: the code uses a forbidden construct (import, `__x`)    |
-| sensitive_action     | -0.5    | unlocking, opening a garage or gate without confirmation       |
 | step_limit           | -0.5    | pyexec: the code ran too many loop iterations or calls         |
 | time_limit           | -0.5    | pyexec: the code ran too long                                  |
 | memory_limit         | -0.5    | pyexec: the code built something too large                     |
@@ -29,9 +28,14 @@ Penalty table (`PENALTIES`; a policy may carry its own):
 | syntax_error         | -0.2    | pyexec: the code does not parse                                |
 | code_error           | -0.2    | pyexec: the code raised an ordinary Python error               |
 | invalid_action       | -0.2    | any other error                                                |
+| confirmation_required | 0.0   | a sensitive action the user has not confirmed yet              |
 
-Forbidden actions cost most: they are never right. Sensitive ones may be right once confirmed.
-Impossible ones are honest mistakes an agent learns from by reading the home more carefully.
+Forbidden actions cost most: they are never right. Impossible ones are honest mistakes an agent
+learns from by reading the home more carefully. A confirmation request costs nothing: it is how
+the agent learns it must ask (twin.confirmation), and the only way to a sensitive action.
+
+By default a policy has no sensitive actions: the agent may unlock a door it is given, as Home
+Assistant lets any agent act on an exposed entity. `CONFIRMING_POLICY` asks the user first.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .confirmation import Confirmation, request
 from .domains import DEVICE_DOMAINS, domain_of
 from .errors import TwinError
 from .home import CROSS_DOMAIN, CROSS_DOMAIN_SERVICES, Home, ResolvedCall, ServiceResult
@@ -81,7 +86,6 @@ PENALTIES: Mapping[str, float] = MappingProxyType(
         "forbidden_domain": -1.0,
         "forbidden_service": -1.0,
         "restricted_code": -1.0,
-        "sensitive_action": -0.5,
         "step_limit": -0.5,
         "time_limit": -0.5,
         "memory_limit": -0.5,
@@ -93,6 +97,7 @@ PENALTIES: Mapping[str, float] = MappingProxyType(
         "syntax_error": -0.2,
         "code_error": -0.2,
         "invalid_action": -0.2,
+        "confirmation_required": 0.0,
     }
 )
 
@@ -130,7 +135,8 @@ class SensitiveAction:
     device_class: str | None = None
 
 
-DEFAULT_SENSITIVE = frozenset(
+# What CONFIRMING_POLICY asks the user to confirm: opening the home to whoever is outside.
+SENSITIVE_ACTIONS = frozenset(
     {
         SensitiveAction("lock.unlock"),
         SensitiveAction("lock.open"),
@@ -157,13 +163,14 @@ class ActionPolicy:
     """Which actions an agent may take.
 
     Every action of `domains` is allowed, plus the single actions in `services` ("domain.service"),
-    except those in `denied`. Actions matching `sensitive` need `confirmed=True`.
+    except those in `denied`. Actions matching `sensitive` need the user's confirmation, kept in
+    the conversation's `confirmation` (twin.confirmation); a policy has none unless given.
     """
 
     domains: frozenset[str] = DEVICE_DOMAINS
     services: frozenset[str] = CROSS_DOMAIN_ACTIONS
     denied: frozenset[str] = frozenset()
-    sensitive: frozenset[SensitiveAction] = DEFAULT_SENSITIVE
+    sensitive: frozenset[SensitiveAction] = frozenset()
     penalties: Mapping[str, float] = field(default_factory=lambda: PENALTIES, hash=False)
 
     def __post_init__(self) -> None:
@@ -181,11 +188,11 @@ class ActionPolicy:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
-        confirmed: bool = False,
+        confirmation: Confirmation | None = None,
     ) -> Verdict:
         """Judge a call before it runs: policy, sensitivity, then a dry run on a copy of `home`."""
         try:
-            call = self._admit(home, domain, service, data, target, confirmed)
+            call = self._admit(home, domain, service, data, target, confirmation)
             home.copy().apply(home.plan(call))
         except TwinError as err:
             return self._verdict(err)
@@ -198,7 +205,7 @@ class ActionPolicy:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
-        confirmed: bool = False,
+        confirmation: Confirmation | None = None,
     ) -> Verdict:
         """Judge a call by policy and sensitivity only, leaving its validity to the home.
 
@@ -206,7 +213,7 @@ class ActionPolicy:
         (`homeassistant.toggle` on a garage door is `cover.toggle`).
         """
         try:
-            self._admit(home, domain, service, data, target, confirmed)
+            self._admit(home, domain, service, data, target, confirmation)
         except TwinError as err:
             return self._verdict(err)
         return ALLOWED
@@ -218,11 +225,12 @@ class ActionPolicy:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
+        confirmation: Confirmation | None = None,
     ) -> ResolvedCall:
         """The call resolved, for the home to plan and apply; ActionDeniedError unless `screen`
         allows it (for executors: pyexec)."""
         try:
-            return self._admit(home, domain, service, data, target)
+            return self._admit(home, domain, service, data, target, confirmation)
         except TwinError as err:
             raise ActionDeniedError(self._verdict(err)) from None
 
@@ -233,10 +241,12 @@ class ActionPolicy:
         service: str,
         data: Mapping[str, Any] | None = None,
         target: Mapping[str, Any] | None = None,
+        confirmation: Confirmation | None = None,
     ) -> ServiceResult:
         """Make the call if the policy allows it, resolving its target once (for tools): raises
         ActionDeniedError when the policy refuses it, else the home's TwinError if it fails."""
-        return home.apply(home.plan(self._admit(home, domain, service, data, target)))
+        call = self._admit(home, domain, service, data, target, confirmation)
+        return home.apply(home.plan(call))
 
     def verdict_for(self, code: str, message: str) -> Verdict:
         """The verdict for an error code: a TwinError code, a feedback code or a pyexec code."""
@@ -262,15 +272,19 @@ class ActionPolicy:
         service: str,
         data: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
-        confirmed: bool = False,
+        confirmation: Confirmation | None = None,
     ) -> ResolvedCall:
         """The call resolved, if the policy allows it: ActionDeniedError when it refuses the call,
-        by name or by an entity the call reaches; the home's TwinError when the target is bad."""
+        by name or by an entity the call reaches; the home's TwinError when the target is bad.
+        Sensitive actions the `confirmation` has not confirmed are noted in it as pending and
+        refused together, once nothing else refuses the call."""
         if code := self._refusal(domain, service):
             raise ActionDeniedError(self._deny(code, self._refusal_message(code, domain, service)))
         if not isinstance(data or {}, Mapping) or not isinstance(target or {}, Mapping):
             raise ActionDeniedError(self._deny("invalid_data", "data and target must be dicts"))
         call = home.resolve(domain, service, data, target)
+        confirmed = confirmation.confirmed if confirmation is not None else frozenset()
+        unconfirmed: list[tuple[str, str]] = []
         for entity_id in call.selection.entity_ids(home):
             entity_domain = entity_id.partition(".")[0]
             action = f"{entity_domain}.{service}"
@@ -286,13 +300,12 @@ class ActionPolicy:
                     )
             elif entity_domain != domain:
                 continue
-            if not confirmed and self._is_sensitive(home, action, entity_id):
-                raise ActionDeniedError(
-                    self._deny(
-                        "sensitive_action",
-                        f"{action} on {entity_id} is sensitive: ask the user to confirm it first",
-                    )
-                )
+            if self._is_sensitive(home, action, entity_id) and (action, entity_id) not in confirmed:
+                unconfirmed.append((action, entity_id))
+        if unconfirmed:
+            if confirmation is not None:
+                confirmation.ask(unconfirmed)
+            raise ActionDeniedError(self._deny("confirmation_required", request(unconfirmed)))
         return call
 
     def _refusal(self, domain: str, service: str) -> str | None:
@@ -329,3 +342,4 @@ def _is_never_allowed(name: str) -> bool:
 
 
 DEFAULT_POLICY = ActionPolicy()
+CONFIRMING_POLICY = ActionPolicy(sensitive=SENSITIVE_ACTIONS)

@@ -91,6 +91,7 @@ if sys.platform != "win32":
 
 if TYPE_CHECKING:
     from .auditor import ActionPolicy
+    from .confirmation import Confirmation
     from .home import Home, Snapshot
 
 FILENAME = "<snippet>"
@@ -388,11 +389,13 @@ def run(
     home: Home,
     limits: SandboxLimits = DEFAULT_LIMITS,
     auditor: ActionPolicy | None = None,
+    confirmation: Confirmation | None = None,
 ) -> ExecResult:
     """Run `code` against `home`; on any error the home is left exactly as before.
 
-    With an `auditor`, each call_service is first screened by its policy, and a refused one stops
-    the code with the auditor's feedback code.
+    With an `auditor`, each call_service is first screened by its policy (sensitive actions by
+    the conversation's `confirmation`), and a refused one stops the code with the auditor's
+    feedback code.
     """
     if len(code) > limits.code:
         message = f"The code has {len(code)} characters; the sandbox runs at most {limits.code}"
@@ -402,7 +405,7 @@ def run(
         return ExecResult(
             error=program.error, error_code=program.error_code, restricted=program.restricted
         )
-    runner = _Run(home, limits, auditor)
+    runner = _Run(home, limits, auditor, confirmation)
     namespace = runner.namespace()
     try:
         exec(program.code, namespace)
@@ -712,10 +715,17 @@ def _small_number(value: Any) -> bool:
 class _Run:
     """One run of a snippet: its budget, the API it sees, its output and its service calls."""
 
-    def __init__(self, home: Home, limits: SandboxLimits, auditor: ActionPolicy | None) -> None:
+    def __init__(
+        self,
+        home: Home,
+        limits: SandboxLimits,
+        auditor: ActionPolicy | None,
+        confirmation: Confirmation | None,
+    ) -> None:
         self.home = home
         self.limits = limits
         self.auditor = auditor
+        self.confirmation = confirmation
         self.steps = 0
         self.next_check = min(CHECK_EVERY, limits.steps + 1)
         self.deadline = time.perf_counter() + limits.seconds
@@ -811,7 +821,11 @@ class _Run:
         call = _service_call(domain, service, data, target, fields)
         self.calls.append(call)
         arguments = (call.domain, call.service, call.data, call.target)
-        audited = None if self.auditor is None else self.auditor.enforce(self.home, *arguments)
+        audited = (
+            None
+            if self.auditor is None
+            else self.auditor.enforce(self.home, *arguments, self.confirmation)
+        )
         if self.saved is None:
             self.saved = self.home.snapshot()
         if audited is None:

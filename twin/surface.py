@@ -354,6 +354,11 @@ class HomeAssistantView:
         area: str | None = entry["area_id"] or (device.area_id if device else None)
         return area
 
+    def device_of(self, entity_id: str) -> str | None:
+        """The registered entity's device id; None for an unregistered entity or none."""
+        device: str | None = self._entries.get(entity_id, {}).get("device_id")
+        return device
+
     def manual(self, entity_id: str) -> Mapping[str, Any]:
         """twin.manual's description of a twin of the entity (twin_of)."""
         try:

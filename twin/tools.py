@@ -4,7 +4,7 @@ list_entities, get_state, describe, call_service and pyexec give the results a H
 backend gives, so that an agent sees one API in training and in a real home: the reads are
 twin.surface's over the home's TwinView. No tool raises for bad input: a failure is
 `{"success": False, "error": {"code": ..., "message": ...}}`, with a TwinError's code
-(entity_not_found, invalid_data...), an auditor's (forbidden_domain, sensitive_action...), a
+(entity_not_found, invalid_data...), an auditor's (forbidden_domain, confirmation_required...), a
 pyexec sandbox's (syntax_error, step_limit...), or unknown_tool / invalid_arguments from run_tool.
 `TOOL_SCHEMAS` describes the tools in the OpenAI tools format; `run_tool` checks arguments against
 them and calls the tool.
@@ -26,10 +26,11 @@ from .surface import Result, TwinView, compact, error, jsonable, payload_error
 
 if TYPE_CHECKING:
     from .auditor import ActionPolicy
+    from .confirmation import Confirmation
 
 # Auditor codes that refuse a call by policy; the auditor's other verdicts are the home's errors,
 # which the call itself reports with the home's codes.
-POLICY_CODES = frozenset({"forbidden_domain", "forbidden_service", "sensitive_action"})
+POLICY_CODES = frozenset({"forbidden_domain", "forbidden_service", "confirmation_required"})
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -58,10 +59,12 @@ def call_service(
     target: Mapping[str, Any] | None = None,
     data: Mapping[str, Any] | None = None,
     policy: ActionPolicy | None = None,
+    confirmation: Confirmation | None = None,
 ) -> Result:
     """Call a Home Assistant action; the result lists the states it changed, in compact form.
 
-    With a `policy`, the auditor refuses forbidden and unconfirmed sensitive actions first.
+    With a `policy`, the auditor refuses forbidden actions first, and sensitive ones the
+    conversation's `confirmation` has not confirmed (twin.confirmation).
     """
     if not isinstance(domain, str) or not isinstance(service, str):
         return error(
@@ -74,7 +77,7 @@ def call_service(
         if policy is None:
             result = home.call_service(domain, service, data, target)
         else:
-            result = policy.call(home, domain, service, data, target)
+            result = policy.call(home, domain, service, data, target, confirmation)
     except TwinError as err:
         return error(err.code, str(err))
     view = TwinView(home)
@@ -86,12 +89,13 @@ def pyexec(
     code: str,
     policy: ActionPolicy | None = None,
     limits: SandboxLimits = DEFAULT_LIMITS,
+    confirmation: Confirmation | None = None,
 ) -> Result:
     """Run Python against the home in the sandbox (twin.pyexec): its output, its calls, and the
     error that stopped it, if any, in which case none of its calls took effect."""
     if not isinstance(code, str):
         return error("code_error", f"code must be a string of Python, got {type(code).__name__}")
-    outcome = run(code, home, limits, policy)
+    outcome = run(code, home, limits, policy, confirmation)
     result: Result = {
         "success": outcome.ok,
         "output": outcome.output,
@@ -250,9 +254,14 @@ def tool_arguments(
 
 
 def run_tool(
-    home: Home, name: Any, arguments: Any = None, policy: ActionPolicy | None = None
+    home: Home,
+    name: Any,
+    arguments: Any = None,
+    policy: ActionPolicy | None = None,
+    confirmation: Confirmation | None = None,
 ) -> Result:
-    """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it).
+    """Call the tool `name` with `arguments` (a dict, or its JSON text as LLMs give it), judged by
+    the auditor's `policy` and the conversation's `confirmation`, if given.
 
     Unknown tools and arguments that do not fit the tool's schema give an error result. A tool
     never raises on what a model wrote: a failure the twin did not foresee is undone, logged and
@@ -264,7 +273,7 @@ def run_tool(
         return err.result
     saved = home.snapshot()
     try:
-        return _dispatch(home, name, kwargs, policy)
+        return _dispatch(home, name, kwargs, policy, confirmation)
     except Exception as err:  # the tool boundary: model output must not crash a run
         home.restore(saved)
         _LOGGER.exception("Tool %s failed on %.200r", name, arguments)
@@ -275,7 +284,13 @@ def run_tool(
         )
 
 
-def _dispatch(home: Home, name: str, kwargs: dict[str, Any], policy: ActionPolicy | None) -> Result:
+def _dispatch(
+    home: Home,
+    name: str,
+    kwargs: dict[str, Any],
+    policy: ActionPolicy | None,
+    confirmation: Confirmation | None,
+) -> Result:
     if name == "list_entities":
         return list_entities(home, **kwargs)
     if name == "get_state":
@@ -283,8 +298,8 @@ def _dispatch(home: Home, name: str, kwargs: dict[str, Any], policy: ActionPolic
     if name == "describe":
         return describe(home, **kwargs)
     if name == "call_service":
-        return call_service(home, **kwargs, policy=policy)
-    return pyexec(home, **kwargs, policy=policy)
+        return call_service(home, **kwargs, policy=policy, confirmation=confirmation)
+    return pyexec(home, **kwargs, policy=policy, confirmation=confirmation)
 
 
 def argument_mismatch(value: Any, schema: Mapping[str, Any], path: str) -> str | None:

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from twin.confirmation import Confirmation
 from twin.surface import FloorLayout, Result
 
 
 class Backend(Protocol):
-    """The five tools of DESIGN.md, with the same JSON schemas and results on every backend."""
+    """The five tools of DESIGN.md, with the same JSON schemas and results on every backend.
+
+    `confirmation` is the conversation's confirmation of sensitive actions, which the backend's
+    auditor reads and notes; the episode hands it each user message (twin.confirmation).
+    """
+
+    confirmation: Confirmation
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:

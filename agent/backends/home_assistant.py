@@ -4,17 +4,22 @@ Results are those of the twin backend: the reads are twin.surface's over a HomeA
 the server's states and registries, and call_service reports with the twin's compact entities and
 error codes. Only aiohttp, the standard library and the twin are imported, so that it runs in Home
 Assistant's environment as in the agent's. The token stays out of logs, reprs and error messages.
+The auditor runs here, on the client: a call its policy refuses, by name or on an entity it
+reaches, is not sent (`refused_by_name`, `refused_on`, which the integration's backend shares).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
 import aiohttp
 
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
+from twin.confirmation import Confirmation, asked
+from twin.confirmation import request as confirmation_request
 from twin.errors import (
     EntityNotFoundError,
     InvalidServiceDataError,
@@ -22,7 +27,9 @@ from twin.errors import (
     ServiceNotSupportedError,
     ServiceValidationError,
     TargetNotFoundError,
+    TwinError,
 )
+from twin.home import CROSS_DOMAIN, Home
 from twin.surface import (
     REGISTRIES,
     FloorLayout,
@@ -39,7 +46,7 @@ from twin.surface import (
     payload_error,
 )
 from twin.targets import entity_not_found
-from twin.tools import TOOL_SCHEMAS, ToolCallError, tool_arguments
+from twin.tools import POLICY_CODES, TOOL_SCHEMAS, ToolCallError, tool_arguments
 from twin.validation import valid_entity_id
 
 from ..errors import AgentError
@@ -62,10 +69,20 @@ class HomeAssistantBackend:
 
     An async context manager: one HTTP session and one WebSocket connection while it is open.
     `unix_socket` reaches a server through a unix socket (an abstract one starts with a NUL).
+    Calls are judged by the auditor's `policy` and the conversation's `confirmation`.
     """
 
-    def __init__(self, url: str, token: str, *, unix_socket: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        unix_socket: str | None = None,
+        policy: ActionPolicy = DEFAULT_POLICY,
+    ) -> None:
         self.url = url.rstrip("/")
+        self.policy = policy
+        self.confirmation = Confirmation()
         self._headers = {"Authorization": f"Bearer {token}"}
         self._token = token
         self._unix_socket = unix_socket
@@ -133,6 +150,8 @@ class HomeAssistantBackend:
         """POST /api/services/<domain>/<service>; the states it changed, in compact form."""
         if (mistyped := payload_error(target, data)) is not None:
             return mistyped
+        if (refused := refused_by_name(self.policy, domain, service)) is not None:
+            return refused
         _, services = await self.request("GET", "/api/services")
         offered = {item["domain"]: item["services"] for item in services}
         if service not in offered.get(domain, {}):
@@ -143,6 +162,9 @@ class HomeAssistantBackend:
         view = HomeAssistantView(await self._states(), await self._registries())
         if (unknown := unknown_target(view, body)) is not None:
             return unknown
+        targets = reached(view, domain, body)
+        if refused := refused_on(self.policy, self.confirmation, domain, service, view, targets):
+            return refused
         status, answer = await self.request("POST", f"/api/services/{domain}/{service}", body)
         if status != 200:
             return service_error(status, answer)
@@ -353,6 +375,63 @@ async def run_tool_on(
     if name == "describe":
         return await tools.describe(arguments["entity_id"])
     return await tools.call_service(**arguments)
+
+
+def refused_by_name(policy: ActionPolicy, domain: str, service: str) -> Result | None:
+    """The auditor's refusal of `domain.service` by its name alone, as the twin reports it."""
+    verdict = policy.screen(Home(), domain, service)
+    return error(verdict.code, verdict.message) if verdict.code in POLICY_CODES else None
+
+
+def refused_on(
+    policy: ActionPolicy,
+    confirmation: Confirmation,
+    domain: str,
+    service: str,
+    view: HomeAssistantView,
+    entity_ids: Iterable[str],
+) -> Result | None:
+    """The auditor's refusal of the action on the entities a call reaches, each judged on a
+    twin of it; the sensitive actions the user has not confirmed are asked about together (as
+    the twin asks). None when the policy allows them all."""
+    held: set[tuple[str, str]] = set()
+    for entity_id in sorted(entity_ids):
+        try:
+            home = view.twin_of(entity_id)
+        except TwinError:  # a domain the twin does not model, which no sensitive rule names
+            continue
+        target = {"entity_id": entity_id}
+        verdict = policy.screen(home, domain, service, None, target, confirmation)
+        if verdict.code == "confirmation_required":
+            held |= asked(verdict.message)
+        elif verdict.code in POLICY_CODES:
+            return error(verdict.code, verdict.message)
+    return error("confirmation_required", confirmation_request(held)) if held else None
+
+
+def reached(view: HomeAssistantView, domain: str, body: Mapping[str, Any]) -> set[str]:
+    """The entities a call reaches on Home Assistant, for the auditor: those it names, and those
+    of its domain (of any, for homeassistant.*) in the areas, floors and devices it names; all of
+    them for "all" or a label, which the view does not resolve (more, never fewer)."""
+    named = body.get("entity_id")
+    ids = set(named_entities(named))
+    own = {e for e in view.states if domain == CROSS_DOMAIN or e.startswith(f"{domain}.")}
+    if body.get("label_id") or (isinstance(named, str) and named.strip().lower() == "all"):
+        return ids | own
+    floors = set(registry_ids(body.get("floor_id")))
+    areas = set(registry_ids(body.get("area_id")))
+    areas |= {area.area_id for area in view.areas.values() if area.floor_id in floors}
+    devices = set(registry_ids(body.get("device_id")))
+    return ids | {e for e in own if view.area_of(e) in areas or view.device_of(e) in devices}
+
+
+def registry_ids(value: Any) -> list[str]:
+    """Registry ids as Home Assistant reads a target's value; none for what it will refuse."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return []
 
 
 def unknown_target(view: HomeAssistantView, body: Mapping[str, Any]) -> Result | None:

@@ -1,8 +1,10 @@
 """The user simulator (paper B.3): the user's next utterance, from the task's hidden intents, the
 dialogue so far and the verifier's view of the home.
 
-The user opens with the task's request, then, after each agent reply: answers a clarifying
-question with the hidden intent's values (the same values however often it is asked; a device
+The user opens with the task's request, then, after each agent reply: answers a question that
+confirms a sensitive action the auditor held back (twin.confirmation) with a yes if the action is
+one of its unfinished intents, else a no; answers a clarifying question with the hidden intent's
+values (the same values however often it is asked; a device
 by its name and room, never its entity id), answers what the intents do not settle without
 contradicting them, restates only the intents said so far whose conditions still fail, once
 those hold says the task's next follow-up (QT4: "make it dimmer", "actually, 21"), and once all
@@ -23,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from twin.confirmation import asked
 from twin.home import Home
 from twin.verifier import ConditionStatus
 
@@ -104,6 +107,9 @@ ENTITY_ANSWERS = (
 )
 ENTITY_ANSWERS_NO_AREA = ("The {device}.", "I mean the {device}.")
 YES = ("Yes, please.", "Yes, go ahead.", "Please do.")
+# Answers to a confirmation question (twin.confirmation reads them as a yes and a no).
+CONFIRM = ("Yes, please.", "Yes, go ahead.", "Yes, do it.")
+DECLINE = ("No, don't do that.", "No, leave it as it is.")
 ONLY_THAT = ("No, just the {device} in the {area}.", "Just the {area} one, please.")
 UP_TO_YOU = ("Whatever you think is best.", "I'll leave that to you.", "Your call, whatever works.")
 RESTATE = ("Could you {request}?", "Please {request}.", "I still need you to {request}.")
@@ -155,6 +161,9 @@ class ScriptedUser:
                 return self.task.followups[turn]
             return rng.choice(CLOSINGS)
         question = _last_reply(dialogue)
+        if "?" in question and (held := _held_back(dialogue)):
+            wanted = {(f"{i.domain}.{i.service}", i.entity_id) for i in unfinished}
+            return rng.choice(CONFIRM if held <= wanted else DECLINE)
         if "?" in question:
             return self._answer(question.lower(), unfinished, rng)
         templates = RESTATE_MORE if len(unfinished) < len(stated) else RESTATE
@@ -329,7 +338,8 @@ avoid structured or machine-like commands; use short, conversational, implicit i
 devices as a person would (its name or room), never by entity id.
 4. Clarification. If the agent asked a question, answer it with the task's values, the same way \
 every time it is asked; do not contradict the tasks; if the tasks do not settle it, let the agent \
-decide.
+decide. If the agent asks you to confirm an action, say yes only if it is one of your unfinished \
+tasks, else say no.
 5. Minimalism. One unified query per step; no task ids, explanations or reasoning traces.
 6. Closing. When every task is done, say briefly that that is all, with thanks.
 7. Tool-Execution Requirement. Answer through the post_process tool with query (a single \
@@ -380,6 +390,23 @@ def _last_reply(dialogue: Sequence[Message]) -> str:
         if message.get("role") == "assistant" and message.get("content"):
             return str(message["content"])
     return ""
+
+
+def _held_back(dialogue: Sequence[Message]) -> frozenset[tuple[str, str]]:
+    """The actions the auditor asked the user to confirm since the user last spoke."""
+    held: frozenset[tuple[str, str]] = frozenset()
+    for message in reversed(dialogue):
+        if message.get("role") == "user":
+            break
+        if message.get("role") != "tool":
+            continue
+        try:
+            failure = json.loads(str(message.get("content"))).get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(failure, dict) and failure.get("code") == "confirmation_required":
+            held |= asked(str(failure.get("message")))
+    return held
 
 
 def _asks(question: str, key: str) -> bool:

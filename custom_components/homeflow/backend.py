@@ -3,7 +3,8 @@
 Results are those of the twin and the REST backends: twin.surface reads the same state dicts and
 registry rows, in a HomeAssistantView, and call_service reports as the REST backend does. The
 agent sees only the entities exposed to its assistant (an unexposed one is an unknown one), may
-call only the auditor policy's actions, and has no pyexec.
+call only the auditor policy's actions (sensitive ones once the user has confirmed them in the
+conversation, twin.confirmation), and has no pyexec.
 """
 
 import json
@@ -23,13 +24,17 @@ from homeassistant.helpers.target import TargetSelection, async_extract_referenc
 
 from agent.backends.home_assistant import (
     named_entities,
+    refused_by_name,
+    refused_on,
+    registry_ids,
     run_tool_on,
     service_error,
     unknown_target,
 )
 from twin.auditor import DEFAULT_POLICY, ActionPolicy
-from twin.errors import ServiceNotFoundError, TwinError
-from twin.home import CROSS_DOMAIN, Home
+from twin.confirmation import Confirmation
+from twin.errors import ServiceNotFoundError
+from twin.home import CROSS_DOMAIN
 from twin.surface import (
     FloorLayout,
     HomeAssistantState,
@@ -44,7 +49,7 @@ from twin.surface import (
     list_entities,
     payload_error,
 )
-from twin.tools import POLICY_CODES, TOOL_SCHEMAS
+from twin.tools import TOOL_SCHEMAS
 from twin.validation import valid_entity_id
 
 # The target keys that reach entities through registries (label_id only through `data`).
@@ -54,7 +59,8 @@ INDIRECT_KEYS = ("device_id", "area_id", "floor_id", "label_id")
 class HassBackend:
     """Runs tool calls on `hass` for `assistant`, whose exposed entities are the agent's home.
 
-    Actions run in a child of `context` (the conversation's), judged by the auditor's `policy`.
+    Actions run in a child of `context` (the conversation's), judged by the auditor's `policy`
+    and the conversation's `confirmation` of sensitive actions (a fresh one unless given).
     """
 
     def __init__(
@@ -64,12 +70,14 @@ class HassBackend:
         assistant: str = "conversation",
         context: Context | None = None,
         policy: ActionPolicy = DEFAULT_POLICY,
+        confirmation: Confirmation | None = None,
     ) -> None:
         """Keep what every call needs."""
         self.hass = hass
         self.assistant = assistant
         self.context = context
         self.policy = policy
+        self.confirmation = confirmation if confirmation is not None else Confirmation()
         self._schemas = [s for s in TOOL_SCHEMAS if s["function"]["name"] != "pyexec"]
 
     @property
@@ -112,9 +120,8 @@ class HassBackend:
         """
         if (mistyped := payload_error(target, data)) is not None:
             return mistyped
-        verdict = self.policy.screen(Home(), domain, service)
-        if verdict.code in POLICY_CODES:
-            return error(verdict.code, verdict.message)
+        if (refused := refused_by_name(self.policy, domain, service)) is not None:
+            return refused
         if not self.hass.services.has_service(domain, service):
             return error(
                 ServiceNotFoundError.code, f"Action {domain}.{service} not found; see describe"
@@ -124,9 +131,8 @@ class HassBackend:
         if (unknown := unknown_target(view, body)) is not None:
             return unknown
         body, reached = self._narrowed(domain, body, set(view.states))
-        for entity_id in sorted(reached):
-            if refused := self._refusal(domain, service, view, entity_id):
-                return refused
+        if refused := refused_on(self.policy, self.confirmation, domain, service, view, reached):
+            return refused
         changed: list[State] = []
         context = Context(
             user_id=self.context.user_id if self.context else None,
@@ -228,7 +234,7 @@ class HassBackend:
         if everything:
             indirect = set(self.hass.states.async_entity_ids())
         else:
-            targets = {key: ids for key in INDIRECT_KEYS if (ids := _ids(body.get(key)))}
+            targets = {key: ids for key in INDIRECT_KEYS if (ids := registry_ids(body.get(key)))}
             selected = async_extract_referenced_entity_ids(self.hass, TargetSelection(targets))
             indirect = selected.indirectly_referenced
         indirect = {e for e in indirect if domain == CROSS_DOMAIN or e.startswith(f"{domain}.")}
@@ -238,29 +244,8 @@ class HassBackend:
         fields = {key: value for key, value in body.items() if key not in INDIRECT_KEYS}
         return {**fields, "entity_id": sorted(kept)}, kept
 
-    def _refusal(
-        self, domain: str, service: str, view: HomeAssistantView, entity_id: str
-    ) -> Result | None:
-        """The policy's refusal of the action on one entity (a sensitive one), judged on a twin
-        of it; None when allowed."""
-        try:
-            home = view.twin_of(entity_id)
-        except TwinError:  # a domain the twin does not model, which no sensitive rule names
-            return None
-        verdict = self.policy.screen(home, domain, service, None, {"entity_id": entity_id})
-        return error(verdict.code, verdict.message) if verdict.code in POLICY_CODES else None
-
 
 def _as_dict(state: State) -> dict[str, Any]:
     """A state as the REST API serialises it."""
     result: dict[str, Any] = json.loads(state.as_dict_json)
     return result
-
-
-def _ids(value: Any) -> list[str]:
-    """Registry ids as Home Assistant reads a target's value; none for what it will refuse."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return value
-    return []

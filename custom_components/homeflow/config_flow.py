@@ -29,6 +29,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
+    BooleanSelector,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
@@ -46,6 +47,7 @@ from homeassistant.util import slugify
 from .const import (
     CONF_AREAS,
     CONF_CITY,
+    CONF_CONFIRM,
     CONF_FLOORS,
     CONF_HOME,
     CONF_HOME_TYPE,
@@ -59,6 +61,7 @@ from .const import (
     CONF_SPEED,
     CONF_TICK,
     CONF_TIMEOUT,
+    DEFAULT_CONFIRM,
     DEFAULT_CONVERSATION_NAME,
     DEFAULT_MAX_TOOL_ROUNDS,
     DEFAULT_NAME,
@@ -298,6 +301,7 @@ class ConversationFlow(ConfigSubentryFlow):
             CONF_LLM_HASS_API: [_default_llm_api(self.hass)],
             CONF_TIMEOUT: DEFAULT_TIMEOUT,
             CONF_MAX_TOOL_ROUNDS: DEFAULT_MAX_TOOL_ROUNDS,
+            CONF_CONFIRM: DEFAULT_CONFIRM,
             **current,
             **(user_input or {}),
         }
@@ -340,6 +344,7 @@ def _agent_schema(hass: HomeAssistant, *, named: bool) -> probatio.Schema:
         probatio.Required(CONF_MAX_TOOL_ROUNDS, default=DEFAULT_MAX_TOOL_ROUNDS): NumberSelector(
             NumberSelectorConfig(min=1, max=30, step=1, mode=NumberSelectorMode.BOX)
         ),
+        probatio.Required(CONF_CONFIRM, default=DEFAULT_CONFIRM): BooleanSelector(),
     }
     return probatio.Schema(fields)
 

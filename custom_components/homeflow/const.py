@@ -41,6 +41,10 @@ CONF_TIMEOUT = "timeout"
 CONF_MAX_TOOL_ROUNDS = "max_tool_rounds"
 DEFAULT_TIMEOUT = 60
 DEFAULT_MAX_TOOL_ROUNDS = 10
+# Whether HomeFlow's tools ask the user before unlocking or opening a garage door or gate
+# (twin.auditor.CONFIRMING_POLICY); off, they act as Home Assistant lets any agent act.
+CONF_CONFIRM = "confirm_sensitive"
+DEFAULT_CONFIRM = False
 
 # Every platform the twin covers, in the order Home Assistant sets them up (and the agents'
 # platform, conversation, for a home that has agents).

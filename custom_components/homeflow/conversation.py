@@ -1,5 +1,10 @@
 """Conversation agents: a home's "conversation" subentries, each a model that acts on Home
-Assistant through an LLM API (HomeFlow's own tools or Assist) in a bounded tool loop."""
+Assistant through an LLM API (HomeFlow's own tools or Assist) in a bounded tool loop.
+
+An agent set to confirm sensitive actions (CONF_CONFIRM) gives HomeFlow's tools the auditor's
+CONFIRMING_POLICY and the conversation's twin.confirmation.Confirmation: a refused unlock is
+kept pending, by conversation id, until the user's next message, which confirms it if it is a
+yes; the model's call then goes through."""
 
 import logging
 from collections.abc import AsyncIterator, Iterable
@@ -19,7 +24,7 @@ from homeassistant.const import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import intent, llm
+from homeassistant.helpers import chat_session, intent, llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -35,18 +40,23 @@ from agent.policies import (
 )
 from agent.policies.local import LocalPolicy
 from agent.policies.openai import Delta, OpenAIPolicy
+from twin.auditor import CONFIRMING_POLICY
+from twin.confirmation import Confirmation
 
 from . import HomeFlowConfigEntry
 from .const import (
+    CONF_CONFIRM,
     CONF_MAX_TOOL_ROUNDS,
     CONF_MODEL_PATH,
     CONF_TIMEOUT,
+    DEFAULT_CONFIRM,
     DEFAULT_MAX_TOOL_ROUNDS,
     DEFAULT_TIMEOUT,
     DOMAIN,
+    HOMEFLOW_LLM_API,
     SUBENTRY_CONVERSATION,
 )
-from .llm_api import DEFAULT_PROMPT
+from .llm_api import DEFAULT_PROMPT, HomeFlowAPI
 
 _LOGGER = logging.getLogger(__name__)
 # Each message is its own request to the model server, which queues them itself.
@@ -92,6 +102,8 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
         if data.get(CONF_LLM_HASS_API):
             self._attr_supported_features = conversation.ConversationEntityFeature.CONTROL
         self._model: OpenAIPolicy | LocalPolicy | None = None
+        # Sensitive actions the agent asked the user to confirm, by conversation id.
+        self._asked: dict[str, Confirmation] = {}
         if CONF_URL in data:
             self._model = OpenAIPolicy(
                 data[CONF_URL],
@@ -115,16 +127,22 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
     ) -> conversation.ConversationResult:
         """Give the model the prompt and tools, run its tool loop, answer with its last text."""
         data = self.subentry.data
+        confirmation = self._asked.pop(chat_log.conversation_id, Confirmation())
+        confirmation.hear(user_input.text)
         try:
             await chat_log.async_provide_llm_data(
                 user_input.as_llm_context(DOMAIN),
-                data.get(CONF_LLM_HASS_API),
+                self._llm_apis(confirmation),
                 data.get(CONF_PROMPT) or DEFAULT_PROMPT,
                 user_input.extra_system_prompt,
             )
         except conversation.ConverseError as err:
             return err.as_conversation_result()
-        await self._async_run_tool_loop(chat_log)
+        try:
+            await self._async_run_tool_loop(chat_log)
+        finally:
+            if confirmation.pending:
+                self._keep_asking(chat_log.conversation_id, confirmation)
         last = chat_log.content[-1]
         if not isinstance(last, conversation.AssistantContent) or not last.content:
             raise _error("no_answer")  # it said nothing, or only markup that is not speech
@@ -132,6 +150,33 @@ class HomeFlowConversationEntity(conversation.ConversationEntity):
         if result.response.response_type is not intent.IntentResponseType.ERROR:
             result.response.response_type = _response_type(chat_log)
         return result
+
+    def _llm_apis(self, confirmation: Confirmation) -> list[str] | llm.API | None:
+        """The agent's LLM APIs, HomeFlow's own confirming sensitive actions in this
+        conversation if the agent is set to (an API the agent names that is gone is left for
+        Home Assistant to report)."""
+        ids = self.subentry.data.get(CONF_LLM_HASS_API)
+        ids = [ids] if isinstance(ids, str) else ids
+        confirm = self.subentry.data.get(CONF_CONFIRM, DEFAULT_CONFIRM)
+        registered = {api.id: api for api in llm.async_get_apis(self.hass)}
+        if not confirm or not ids or HOMEFLOW_LLM_API not in ids or set(ids) - set(registered):
+            return ids
+        homeflow = HomeFlowAPI(
+            hass=self.hass,
+            id=HOMEFLOW_LLM_API,
+            name=registered[HOMEFLOW_LLM_API].name,
+            policy=CONFIRMING_POLICY,
+            confirmation=confirmation,
+        )
+        apis = [homeflow if api_id == HOMEFLOW_LLM_API else registered[api_id] for api_id in ids]
+        return apis[0] if len(apis) == 1 else llm.MergedAPI(apis)
+
+    def _keep_asking(self, conversation_id: str, confirmation: Confirmation) -> None:
+        """Keep what the agent asked the user to confirm for the user's next message, as long
+        as the conversation lasts."""
+        self._asked[conversation_id] = confirmation
+        with chat_session.async_get_chat_session(self.hass, conversation_id) as session:
+            session.async_on_cleanup(lambda: self._asked.pop(conversation_id, None))
 
     async def _async_run_tool_loop(self, chat_log: conversation.ChatLog) -> None:
         """Ask the model again while it calls tools, at most the agent's tool rounds."""

@@ -5,6 +5,7 @@ conversation's assistant; the API prompt is the agent prompt's device list and w
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, override
 
 import probatio
@@ -12,6 +13,8 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import llm
 
 from agent.prompt import CLARIFY, REPLY, ROLE, system_prompt
+from twin.auditor import DEFAULT_POLICY, ActionPolicy
+from twin.confirmation import Confirmation
 
 from .backend import HassBackend
 from .const import DOMAIN, HOMEFLOW_LLM_API
@@ -31,14 +34,24 @@ READING = llm.ToolAnnotations(read_only=True, destructive=False, idempotent=True
 ACTING = llm.ToolAnnotations(open_world=False)
 
 
+@dataclass(slots=True, kw_only=True)
 class HomeFlowAPI(llm.API):
-    """The twin's tools on Home Assistant's exposed entities."""
+    """The twin's tools on Home Assistant's exposed entities, judged by the auditor's `policy`:
+    the registered API's is the default, which asks nothing; a HomeFlow agent that confirms
+    sensitive actions makes its own, with the conversation's `confirmation`."""
+
+    policy: ActionPolicy = DEFAULT_POLICY
+    confirmation: Confirmation | None = None
 
     @override
     async def async_get_api_instance(self, llm_context: llm.LLMContext) -> llm.APIInstance:
         """The tools and prompt for one conversation, acting in its context."""
         backend = HassBackend(
-            self.hass, assistant=llm_context.assistant, context=llm_context.context
+            self.hass,
+            assistant=llm_context.assistant,
+            context=llm_context.context,
+            policy=self.policy,
+            confirmation=self.confirmation,
         )
         # The agent's own prompt less what the conversation agent's prompt already says.
         sections = (await system_prompt(backend)).split("\n\n")
