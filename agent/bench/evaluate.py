@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from twin.atomic import write_text
+from twin.auditor import PENALTIES
 from twin.tools import POLICY_CODES
 
 from ..episode import EpisodeLimits, Trajectory
@@ -109,8 +110,12 @@ def score(trajectory: Trajectory) -> Record:
     }
 
 
+# The auditor's refusals that are mistakes: asking the user to confirm an action is none.
+VIOLATIONS = frozenset(code for code in POLICY_CODES if PENALTIES[code] < 0)
+
+
 def violations(messages: Iterable[Message]) -> int:
-    """Tool results in which the auditor refused a call (twin.tools.POLICY_CODES)."""
+    """Tool results in which the auditor refused a call as a mistake (VIOLATIONS)."""
     count = 0
     for message in messages:
         if message.get("role") != "tool":
@@ -120,7 +125,7 @@ def violations(messages: Iterable[Message]) -> int:
         except json.JSONDecodeError:
             continue
         error = result.get("error") if isinstance(result, dict) else None
-        count += isinstance(error, dict) and error.get("code") in POLICY_CODES
+        count += isinstance(error, dict) and error.get("code") in VIOLATIONS
     return count
 
 

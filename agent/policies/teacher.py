@@ -13,7 +13,9 @@ this order, one message at a time:
    conversation; 5. call each intent's service, one call per intent or one for several entities
    with the same service and data; with `mistake_rate`, an intent's first call is a realistic
    mistake (a value in the wrong unit, a state attribute's name for the field, a service that does
-   not exist), which it fixes after reading the error; 6. reply with a short summary.
+   not exist), which it fixes after reading the error; a call the auditor holds back for the
+   user's confirmation (twin.confirmation) it asks about, and makes again once the user says yes;
+   6. reply with a short summary.
 
 It acts only on what the user has said so far: the intents of the turns whose follow-up is in
 the conversation (`Task.stated`), less those a later one supersedes; each follow-up starts the
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from twin.conditions import compile_condition
+from twin.confirmation import answer
 from twin.errors import ConditionError
 from twin.state import State
 
@@ -157,6 +160,8 @@ SKIPPED = (
     "Nothing to do for {names}: the condition wasn't met",
 )
 FAILED = ("I couldn't change {name}: {why}", "{name} refused the change: {why}")
+# Asking the user to confirm actions the auditor held back; {do} says them ("unlock Front Door").
+CONFIRM_QUESTIONS = ("Just to be sure: shall I {do}?", "Do you want me to {do}? Please confirm.")
 
 _PROMPT_AREA = re.compile(r"^### .*\(area_id (\S+)\)$")
 _PROMPT_ENTITY = re.compile(r"^- ([a-z_]+\.[a-z0-9_]+): (.+?)(?: \[[^\]]*\])?$")
@@ -182,10 +187,17 @@ class _Call:
     name: str
     arguments: dict[str, Any]
     result: dict[str, Any]
+    heard: int = 0  # the user messages before it
 
     @property
     def ok(self) -> bool:
         return self.result.get("success", True) is not False
+
+    @property
+    def held(self) -> bool:
+        """Whether the auditor held it back for the user's confirmation."""
+        failure = self.result.get("error")
+        return isinstance(failure, dict) and failure.get("code") == "confirmation_required"
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -224,6 +236,7 @@ class Seen:
                             function["name"],
                             _json(function["arguments"]),
                             results.get(call["id"], {}),
+                            len(seen.said),
                         )
                     )
         return seen
@@ -323,7 +336,14 @@ class TeacherPolicy:
         if unread:
             return self._calls(seen, unread)
         active = [i for i in goals if _holds(intents[i].only_if, observed)]
-        pending = [i for i in active if not any(self._covers(call, i) for call in seen.services())]
+        made = {i: [call for call in seen.services() if self._covers(call, i)] for i in active}
+        held = {i: calls[-1] for i, calls in made.items() if calls and calls[-1].held}
+        unasked = [i for i, call in held.items() if call.heard == len(seen.said)]
+        if unasked:
+            do = _join([_do(intents[i], _name(seen, intents[i].entity_id)) for i in unasked])
+            return AssistantMessage(rng.choice(CONFIRM_QUESTIONS).format(do=do))
+        confirmed = [i for i, call in held.items() if answer(seen.said[call.heard]) is True]
+        pending = [i for i in active if not made[i] or i in confirmed]
         if not pending:
             latest = [i for i in goals if intents[i].turn == turn]
             return AssistantMessage(self._summary(seen, latest, active, rng))
@@ -516,6 +536,11 @@ def _done(intent: Intent, name: str) -> str:
         did = DONE[intent.service].format(name=name)
         return f"{did} ({', '.join(fields)})" if fields else did
     return f"set {name}'s {_join(fields)}" if fields else f"ran {intent.service} on {name}"
+
+
+def _do(intent: Intent, name: str) -> str:
+    """The intent's action as a request: "unlock Front Door", "open Garage Door"."""
+    return f"{intent.service.removesuffix(f'_{intent.domain}').replace('_', ' ')} {name}"
 
 
 def _plain(value: Any) -> str:

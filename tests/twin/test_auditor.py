@@ -11,6 +11,7 @@ from twin import auditor, targets, tools
 from twin import home as home_module
 from twin.auditor import (
     ALLOWED,
+    CONFIRMING_POLICY,
     DEFAULT_POLICY,
     FEEDBACK_CODES,
     PENALTIES,
@@ -20,6 +21,7 @@ from twin.auditor import (
     Verdict,
 )
 from twin.catalog import load_catalog
+from twin.confirmation import Confirmation, request
 from twin.errors import (
     EntityNotFoundError,
     HomeDefinitionError,
@@ -126,14 +128,41 @@ def test_forbidden_actions(home: Home, domain: str, service: str, code: str) -> 
 def test_sensitive_actions_need_confirmation(
     home: Home, domain: str, service: str, target: dict[str, Any], action: str
 ) -> None:
-    verdict = DEFAULT_POLICY.check(home, domain, service, target=target)
+    assert DEFAULT_POLICY.screen(home, domain, service, target=target) is ALLOWED  # as in HA
+    confirmation = Confirmation()
+    verdict = CONFIRMING_POLICY.check(
+        home, domain, service, target=target, confirmation=confirmation
+    )
     assert verdict == Verdict(
         False,
-        "sensitive_action",
-        f"{action} is sensitive: ask the user to confirm it first",
-        -0.5,
+        "confirmation_required",
+        f"{action} needs the user's confirmation: ask the user whether to do it, and make the "
+        "same call again once they say yes",
+        0.0,
     )
-    assert DEFAULT_POLICY.screen(home, domain, service, target=target, confirmed=True) is ALLOWED
+    held = frozenset({tuple(action.split(" on "))})
+    assert confirmation.pending == held
+    assert CONFIRMING_POLICY.screen(home, domain, service, target=target) == verdict
+    confirmation.hear("Yes, please")
+    assert confirmation.confirmed == held
+    screened = CONFIRMING_POLICY.screen(
+        home, domain, service, target=target, confirmation=confirmation
+    )
+    assert screened is ALLOWED
+
+
+def test_one_call_asks_for_every_sensitive_action_it_makes(home: Home) -> None:
+    """Opening the hall's and the gate's covers asks for both at once, and one yes does."""
+    covers = {"entity_id": ["cover.garage_door", "cover.gate", "cover.kitchen_blind"]}
+    confirmation = Confirmation()
+    with pytest.raises(ActionDeniedError) as caught:
+        CONFIRMING_POLICY.call(home, "cover", "open_cover", None, covers, confirmation)
+    held = {("cover.open_cover", "cover.garage_door"), ("cover.open_cover", "cover.gate")}
+    assert str(caught.value) == request(held)
+    assert confirmation.pending == held
+    assert home.states["cover.gate"].state == "closed"
+    confirmation.hear("oui")
+    assert CONFIRMING_POLICY.screen(home, "cover", "open_cover", None, covers, confirmation).allowed
 
 
 @pytest.mark.parametrize(
@@ -156,8 +185,8 @@ def test_ordinary_actions_on_the_same_devices_are_not_sensitive(
 def test_cross_domain_actions_are_judged_per_entity(home: Home) -> None:
     outlets = ActionPolicy(sensitive=frozenset({SensitiveAction("switch.turn_on", "outlet")}))
     verdict = outlets.check(home, "homeassistant", "turn_on", target={"area_id": "kitchen"})
-    assert verdict.code == "sensitive_action"
-    assert verdict.message.startswith("switch.turn_on on switch.kettle is sensitive")
+    assert verdict.code == "confirmation_required"
+    assert verdict.message.startswith("switch.turn_on on switch.kettle needs the user's")
     assert outlets.check(home, "homeassistant", "turn_off", target={"area_id": "kitchen"}).allowed
 
     lights_only = ActionPolicy(domains=frozenset({"light"}))
@@ -203,8 +232,8 @@ def test_impossible_actions(
 def test_policy_order_forbidden_before_impossible(home: Home) -> None:
     verdict = DEFAULT_POLICY.check(home, "shell_command", "x", {"entity_id": "switch.nope"})
     assert verdict.code == "forbidden_domain"
-    verdict = DEFAULT_POLICY.check(home, "lock", "unlock", {"entity_id": "lock.front_door", "x": 1})
-    assert verdict.code == "sensitive_action"
+    unlock = {"entity_id": "lock.front_door", "x": 1}
+    assert CONFIRMING_POLICY.check(home, "lock", "unlock", unlock).code == "confirmation_required"
 
 
 def test_custom_policies(home: Home) -> None:
@@ -222,8 +251,7 @@ def test_custom_policies(home: Home) -> None:
     assert switches.check(home, "cover", "open_cover", {"entity_id": "cover.gate"}).code == (
         "forbidden_domain"
     )
-    no_sensitivity = ActionPolicy(sensitive=frozenset())
-    assert no_sensitivity.screen(home, "lock", "unlock", {"entity_id": "lock.front_door"}).allowed
+    assert ActionPolicy().screen(home, "lock", "unlock", {"entity_id": "lock.front_door"}).allowed
 
 
 @pytest.mark.parametrize(
@@ -243,10 +271,10 @@ def test_policies_that_could_harm_are_refused(kwargs: dict[str, Any]) -> None:
 def test_enforce_raises_the_verdict(home: Home) -> None:
     DEFAULT_POLICY.enforce(home, "switch", "turn_on", kettle())
     with pytest.raises(ActionDeniedError) as caught:
-        DEFAULT_POLICY.enforce(home, "lock", "unlock", {"entity_id": "lock.front_door"})
+        DEFAULT_POLICY.enforce(home, "shell_command", "rm")
     assert isinstance(caught.value, TwinError)
-    assert caught.value.code == "sensitive_action"
-    assert caught.value.verdict.penalty == -0.5
+    assert caught.value.code == "forbidden_domain"
+    assert caught.value.verdict.penalty == -1.0
     assert str(caught.value) == caught.value.verdict.message
 
 
@@ -282,10 +310,11 @@ def test_sandbox_results_become_feedback(home: Home) -> None:
         assert (verdict.code, verdict.penalty) == (feedback, PENALTIES[feedback]), code
 
 
-def test_penalty_table_ranks_forbidden_over_sensitive_over_impossible() -> None:
-    assert all(penalty < 0 for penalty in PENALTIES.values())
-    assert PENALTIES["forbidden_domain"] < PENALTIES["sensitive_action"]
-    assert PENALTIES["sensitive_action"] < PENALTIES["unknown_entity"]
+def test_penalty_table_ranks_forbidden_over_impossible_and_asking_costs_nothing() -> None:
+    asking = {"confirmation_required"}
+    assert all(penalty < 0 for code, penalty in PENALTIES.items() if code not in asking)
+    assert PENALTIES["confirmation_required"] == 0.0  # the way to a sensitive action
+    assert PENALTIES["forbidden_domain"] < PENALTIES["unknown_entity"]
     assert PENALTIES["unknown_entity"] <= PENALTIES["invalid_data"]
     assert set(FEEDBACK_CODES.values()) <= set(PENALTIES)
     harsh = ActionPolicy(penalties=MappingProxyType({**PENALTIES, "invalid_data": -5.0}))

@@ -15,6 +15,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 import twin.env
+from twin.auditor import CONFIRMING_POLICY
 from twin.catalog import load_catalog
 from twin.env import ENV_ID, BMPText, Goal, HomeEnv
 from twin.errors import ConditionError
@@ -135,7 +136,6 @@ def test_step_rewards_follow_the_conditions_and_collateral_is_reported(home: Hom
         (call("light", "turn_on", "light.attic"), "unknown_entity", -0.3),
         (call("light", "dance", KITCHEN), "unknown_service", -0.3),
         (call("light", "turn_on", KITCHEN, brightness_pct=140), "invalid_data", -0.2),
-        (call("lock", "unlock", DOOR), "sensitive_action", -0.5),
         (
             {"name": "call_service", "arguments": {"domain": "shell_command", "service": "rm"}},
             "forbidden_domain",
@@ -171,6 +171,22 @@ def test_bad_actions_cost_and_change_nothing(
     assert info["verdict"]["code"] == code
     assert info["verdict"]["penalty"] == penalty
     assert env.home.states == before
+
+
+def test_unlocking_asks_for_confirmation_only_under_the_confirming_policy(home: Home) -> None:
+    """HomeEnv-v0 has no user to say yes: under CONFIRMING_POLICY an unlock is refused, at no
+    cost (asking is no mistake); by default it unlocks, as Home Assistant lets an agent."""
+    confirming = HomeEnv(home.copy(), GOAL, policy=CONFIRMING_POLICY)
+    confirming.reset()
+    observation, reward, _, _, info = confirming.step(call("lock", "unlock", DOOR))
+    assert json.loads(observation)["error"]["code"] == "confirmation_required"
+    assert (reward, info["verdict"]["code"]) == (0.0, "confirmation_required")
+    assert confirming.home.state(DOOR).state == "locked"
+    default = HomeEnv(home, GOAL)
+    default.reset()
+    observation, _, _, _, _ = default.step(call("lock", "unlock", DOOR))
+    assert json.loads(observation)["success"] is True
+    assert default.home.state(DOOR).state == "unlocked"
 
 
 def test_a_failed_pyexec_undoes_its_calls(env: HomeEnv) -> None:
@@ -375,7 +391,7 @@ def test_importing_the_module_registers_the_env(home: Home) -> None:
 def run_vector(envs: gym.vector.VectorEnv, steps: int) -> tuple[int, float]:
     """Eight envs, each with its own policy: solve at once, solve after looking, reply, or fail."""
     look = {"name": "get_state", "arguments": {"entity_id": KITCHEN}}
-    bad = call("lock", "unlock", DOOR)
+    bad = {"name": "call_service", "arguments": {"domain": "shell_command", "service": "rm"}}
     plans = [
         [TURN_ON_KITCHEN],
         [look, TURN_ON_KITCHEN],
@@ -422,9 +438,9 @@ def test_vectorised_envs_run_episodes(home: Home, mode: str, vector_kwargs: dict
         envs.close()
     # In 6 steps (every other one a reset after an episode ends), for each of two copies: solving
     # at once ends 3 episodes (+1 each), solving after a look 2 (+1 each), replying 3 (0), and the
-    # failing plan is truncated once (with two refused unlocks at -0.5).
+    # failing plan is truncated once (with two forbidden calls at -1.0).
     assert episodes == 2 * (3 + 2 + 3 + 1)
-    assert total == 2 * (3 + 2 - 1.0)
+    assert total == 2 * (3 + 2 - 2.0)
 
 
 def test_async_envs_refuse_shared_memory_that_would_freeze_observations(home: Home) -> None:

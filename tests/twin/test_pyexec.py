@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twin.auditor import DEFAULT_POLICY, ActionPolicy
+from twin.auditor import CONFIRMING_POLICY, DEFAULT_POLICY, ActionPolicy
 from twin.catalog import load_catalog
 from twin.home import Home
 from twin.pyexec import (
@@ -565,7 +565,7 @@ def test_successful_code_commits_every_call(home: Home) -> None:
 def test_failing_code_undoes_its_earlier_calls(home: Home, failure: str) -> None:
     home.now += 5
     code = TURN_ON_KETTLE + f'call_service("homeassistant", "turn_on", area_id="hall")\n{failure}'
-    result = unchanged(home, code, limits=SandboxLimits(steps=1000), auditor=DEFAULT_POLICY)
+    result = unchanged(home, code, limits=SandboxLimits(steps=1000), auditor=CONFIRMING_POLICY)
     assert len(result.calls) >= 2
 
 
@@ -593,12 +593,12 @@ def test_auditor_screens_each_call(home: Home) -> None:
     result = unchanged(
         home,
         TURN_ON_KETTLE + 'call_service("lock", "unlock", entity_id="lock.front_door")',
-        auditor=DEFAULT_POLICY,
+        auditor=CONFIRMING_POLICY,
     )
-    assert result.error_code == "sensitive_action"
+    assert result.error_code == "confirmation_required"
     assert result.error == (
-        "ActionDeniedError: lock.unlock on lock.front_door is sensitive: "
-        "ask the user to confirm it first (line 2)"
+        "ActionDeniedError: lock.unlock on lock.front_door needs the user's confirmation: ask "
+        "the user whether to do it, and make the same call again once they say yes (line 2)"
     )
     result = unchanged(home, 'call_service("shell_command", "wipe")', auditor=DEFAULT_POLICY)
     assert result.error_code == "forbidden_domain"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from twin.auditor import DEFAULT_POLICY
+from twin.auditor import CONFIRMING_POLICY, DEFAULT_POLICY
 from twin.catalog import load_catalog
 from twin.home import Home
 from twin.homefile import load_home
@@ -167,8 +167,9 @@ def test_call_service_errors_change_nothing(
 
 
 def test_call_service_with_a_policy_refuses_what_the_auditor_forbids(home: Home) -> None:
-    unlock = call_service(home, "lock", "unlock", {"entity_id": FRONT_DOOR}, policy=DEFAULT_POLICY)
-    assert unlock["error"]["code"] == "sensitive_action"
+    door = {"entity_id": FRONT_DOOR}
+    unlock = call_service(home, "lock", "unlock", door, policy=CONFIRMING_POLICY)
+    assert unlock["error"]["code"] == "confirmation_required"
     assert home.state(FRONT_DOOR).state == "locked"
     shell = call_service(home, "shell_command", "run", policy=DEFAULT_POLICY)
     assert shell["error"]["code"] == "forbidden_domain"
@@ -218,8 +219,8 @@ def test_pyexec_returns_output_calls_and_errors(home: Home) -> None:
 
 def test_pyexec_with_a_policy_stops_forbidden_calls(home: Home) -> None:
     code = 'call_service("lock", "unlock", entity_id="lock.front_door")'
-    result = pyexec(home, code, policy=DEFAULT_POLICY)
-    assert result["error"]["code"] == "sensitive_action"
+    result = pyexec(home, code, policy=CONFIRMING_POLICY)
+    assert result["error"]["code"] == "confirmation_required"
     assert home.state(FRONT_DOOR).state == "locked"
 
 
@@ -263,9 +264,9 @@ def test_run_tool_dispatches_every_tool(home: Home) -> None:
         home,
         "call_service",
         {"domain": "lock", "service": "unlock", "target": {"entity_id": FRONT_DOOR}},
-        policy=DEFAULT_POLICY,
+        policy=CONFIRMING_POLICY,
     )
-    assert refused["error"]["code"] == "sensitive_action"
+    assert refused["error"]["code"] == "confirmation_required"
 
 
 @pytest.mark.parametrize(
