@@ -17,6 +17,7 @@ import pytest
 import pytest_socket
 from aiohttp import web
 from homeassistant.components import conversation
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
@@ -199,6 +200,94 @@ async def test_the_agent_turns_on_a_light(
         assert json.loads(result_message["content"])["success"] is True
 
 
+def an_exposed_locked_door(hass: HomeAssistant) -> str:
+    """A lock that is locked and takes no code, exposed to Assist (locks are not by default)."""
+    state = next(
+        s
+        for s in hass.states.async_all("lock")
+        if s.state == "locked" and not s.attributes.get("code_format")
+    )
+    async_expose_entity(hass, "conversation", state.entity_id, True)
+    return state.entity_id
+
+
+def results_sent(server: FakeModelServer) -> list[dict[str, Any]]:
+    """The tool results the agent sent the model, in order (each request repeats the earlier)."""
+    messages = server.requests[-1]["messages"]
+    return [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "state", "codes"),
+    [
+        ("Yes, please.", "unlocked", ["confirmation_required", None]),
+        ("Oui", "unlocked", ["confirmation_required", None]),
+        ("No, leave it locked.", "locked", ["confirmation_required", "confirmation_required"]),
+    ],
+)
+async def test_an_agent_that_confirms_asks_before_it_unlocks(
+    hass: HomeAssistant, server: FakeModelServer, answer: str, state: str, codes: list[Any]
+) -> None:
+    """Two turns of one conversation: the model's unlock is held back and it asks; the user's
+    answer in the next turn decides whether its second call goes through."""
+    await load_home_with_agent(hass, server, HOMEFLOW_LLM_API, confirm_sensitive=True)
+    door = an_exposed_locked_door(hass)
+    unlock = {"domain": "lock", "service": "unlock", "target": {"entity_id": door}}
+    server.replies += [
+        tool_call("call_service", unlock, "call_1"),
+        said("Shall I unlock the door?"),
+        tool_call("call_service", unlock, "call_2"),
+        said("Done."),
+    ]
+
+    asked = await converse(hass, "Unlock the door")
+
+    assert asked.response.speech["plain"]["speech"] == "Shall I unlock the door?"
+    assert hass.states.get(door).state == "locked"
+    (refused,) = results_sent(server)
+    assert refused["error"]["message"].startswith(f"lock.unlock on {door} needs the user's")
+    await conversation.async_converse(
+        hass, answer, asked.conversation_id, Context(), agent_id=AGENT
+    )
+
+    assert hass.states.get(door).state == state
+    found = [r["error"]["code"] if r["success"] is False else None for r in results_sent(server)]
+    assert found == codes
+
+
+async def test_a_yes_confirms_only_its_own_conversation(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server, HOMEFLOW_LLM_API, confirm_sensitive=True)
+    door = an_exposed_locked_door(hass)
+    unlock = {"domain": "lock", "service": "unlock", "target": {"entity_id": door}}
+    server.replies += [
+        tool_call("call_service", unlock, "call_1"),
+        said("Shall I unlock the door?"),
+        tool_call("call_service", unlock, "call_2"),
+        said("Done."),
+    ]
+    await converse(hass, "Unlock the door")
+    await converse(hass, "Yes")  # a new conversation: nothing was asked in it
+
+    assert hass.states.get(door).state == "locked"
+    assert [r["error"]["code"] for r in results_sent(server)] == ["confirmation_required"]
+
+
+async def test_an_agent_that_does_not_confirm_unlocks_as_assist_would(
+    hass: HomeAssistant, server: FakeModelServer
+) -> None:
+    await load_home_with_agent(hass, server, HOMEFLOW_LLM_API)
+    door = an_exposed_locked_door(hass)
+    unlock = {"domain": "lock", "service": "unlock", "target": {"entity_id": door}}
+    server.replies += [tool_call("call_service", unlock), said("Unlocked.")]
+
+    result = await converse(hass, "Unlock the door")
+
+    assert hass.states.get(door).state == "unlocked"
+    assert result.response.response_type is intent.IntentResponseType.ACTION_DONE
+
+
 async def test_the_tool_loop_is_bounded(hass: HomeAssistant, server: FakeModelServer) -> None:
     await load_home_with_agent(hass, server)
     _, name = a_light_that_is_off(hass)
@@ -267,6 +356,7 @@ async def test_adding_an_agent(
     assert suggested["llm_hass_api"] == [HOMEFLOW_LLM_API]
     assert suggested["timeout"] == DEFAULT_TIMEOUT
     assert suggested["max_tool_rounds"] == DEFAULT_MAX_TOOL_ROUNDS
+    assert suggested["confirm_sensitive"] is False
 
     result = await hass.config_entries.subentries.async_configure(
         result["flow_id"],
@@ -278,6 +368,7 @@ async def test_adding_an_agent(
         "model": "fake",
         "timeout": DEFAULT_TIMEOUT,
         "max_tool_rounds": DEFAULT_MAX_TOOL_ROUNDS,
+        "confirm_sensitive": False,
     }
     await hass.async_block_till_done()
     # The home reloaded with the new agent, which answers without tools (no LLM API chosen).
@@ -294,7 +385,13 @@ async def test_adding_an_agent(
     )
     result = await hass.config_entries.subentries.async_configure(
         result["flow_id"],
-        {"url": server.url, "model": "fake", "prompt": "Be brief.", "timeout": 300.0},
+        {
+            "url": server.url,
+            "model": "fake",
+            "prompt": "Be brief.",
+            "timeout": 300.0,
+            "confirm_sensitive": True,
+        },
     )
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
@@ -304,6 +401,7 @@ async def test_adding_an_agent(
         "prompt": "Be brief.",
         "timeout": 300,
         "max_tool_rounds": DEFAULT_MAX_TOOL_ROUNDS,
+        "confirm_sensitive": True,
     }
 
 

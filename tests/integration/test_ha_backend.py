@@ -13,6 +13,7 @@ from agent.backends.home_assistant import HomeAssistantBackend, HomeAssistantReq
 from scripts.hass_server import HASS_PORT
 from tests.integration import test_real_server as real
 from tests.integration.contract import assert_keeps_the_contract
+from twin.auditor import CONFIRMING_POLICY
 from twin.home import Home
 from twin.homefile import load_home
 
@@ -21,6 +22,7 @@ served_api = real.api
 unix_sockets = real.unix_sockets
 auto_enable_custom_integrations = real.auto_enable_custom_integrations
 URL = f"http://127.0.0.1:{HASS_PORT}"  # as the server sees itself; reached through its bridge
+LOCK = "lock.front_door_lock"
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +57,34 @@ async def test_a_refused_token_is_an_error_that_does_not_show_it(served_api: rea
             await ha.layout()
     for shown in (str(refused.value), str(refused_ws.value), repr(ha)):
         assert token not in shown
+
+
+async def test_the_auditor_runs_on_the_client(served_api: real.Api) -> None:
+    """Forbidden actions are never sent; with the confirming policy an unlock waits for the
+    user's yes, then goes through (and the door is locked again for the other tests)."""
+    door = {"target": {"entity_id": LOCK}}
+    unlock = {"domain": "lock", "service": "unlock", **door}
+    bridge = "\0" + served_api.server.bridge
+    async with HomeAssistantBackend(
+        URL, served_api.token, unix_socket=bridge, policy=CONFIRMING_POLICY
+    ) as ha:
+        shell = await ha.run_tool("call_service", {"domain": "shell_command", "service": "rm"})
+        assert shell["error"]["code"] == "forbidden_domain"
+        area, floor = next(
+            (a.area_id, f.floor_id)
+            for f in await ha.layout()
+            for a in f.areas
+            if LOCK in dict(a.entities)
+        )
+        assert area is not None
+        assert floor is not None
+        for target in (door["target"], {"area_id": area}, {"floor_id": floor}):
+            asked = await ha.run_tool("call_service", {**unlock, "target": target})
+            assert asked["error"]["code"] == "confirmation_required", target
+        assert (await ha.states())[LOCK]["state"] == "locked"
+        ha.confirmation.hear("Ja")
+        done = await ha.run_tool("call_service", unlock)
+        assert [state["state"] for state in done["changed"]] == ["unlocked"]
+        ha.confirmation.hear("lock it again")
+        relock = await ha.run_tool("call_service", {"domain": "lock", "service": "lock", **door})
+        assert relock["success"] is True

@@ -27,6 +27,7 @@ from custom_components.homeflow.const import (
     SOURCE_IMPORT,
 )
 from tests.integration.contract import assert_keeps_the_contract
+from twin.auditor import CONFIRMING_POLICY
 from twin.home import Home
 from twin.homefile import dump_home, load_home
 from twin.homemaker import make_home
@@ -116,12 +117,13 @@ async def test_unexposed_entities_are_unknown_and_left_alone(
 async def test_actions_outside_the_policy_are_refused(hass: HomeAssistant, twin: Home) -> None:
     ran: list[ServiceCall] = []
     hass.services.async_register("script", "turn_on", ran.append)
-    backend = HassBackend(hass)
+    backend = HassBackend(hass, policy=CONFIRMING_POLICY)
     cases = [
         ("script", "turn_on", {"entity_id": SHOWN}, "forbidden_domain"),
         ("homeassistant", "restart", None, "forbidden_service"),
-        ("lock", "unlock", {"entity_id": LOCK}, "sensitive_action"),
-        ("cover", "open_cover", {"area_id": "garage"}, "sensitive_action"),
+        ("lock", "unlock", {"entity_id": LOCK}, "confirmation_required"),
+        ("cover", "open_cover", {"area_id": "garage"}, "confirmation_required"),
+        ("homeassistant", "toggle", {"area_id": "garage"}, "confirmation_required"),
     ]
     for domain, service, target, code in cases:
         arguments = {"domain": domain, "service": service, "target": target}
@@ -130,6 +132,26 @@ async def test_actions_outside_the_policy_are_refused(hass: HomeAssistant, twin:
     assert ran == []
     assert hass.states.get(LOCK).state == "locked"
     assert hass.states.get(GARAGE).state == "closed"
+
+
+async def test_a_sensitive_action_runs_once_the_user_says_yes(
+    hass: HomeAssistant, twin: Home
+) -> None:
+    """The default policy unlocks as Home Assistant lets any agent; the confirming one asks,
+    and the user's yes in the conversation lets the same call through."""
+    garage = {"domain": "cover", "service": "open_cover", "target": {"area_id": "garage"}}
+    backend = HassBackend(hass, policy=CONFIRMING_POLICY)
+    refused = await backend.run_tool("call_service", garage)
+    assert refused["error"]["message"].startswith(f"cover.open_cover on {GARAGE} needs the user")
+    backend.confirmation.hear("No")
+    assert (await backend.run_tool("call_service", garage))["success"] is False
+    backend.confirmation.hear("Yes, please")
+    done = await backend.run_tool("call_service", garage)
+    assert [state["entity_id"] for state in done["changed"]] == [GARAGE]
+    assert hass.states.get(GARAGE).state in ("opening", "open")
+    unlock = {"domain": "lock", "service": "unlock", "target": {"entity_id": LOCK}}
+    assert (await HassBackend(hass).run_tool("call_service", unlock))["success"] is True
+    assert hass.states.get(LOCK).state == "unlocked"
 
 
 # Arguments each tool's schema takes or refuses, to compare the LLM API's parameters with.
