@@ -176,7 +176,9 @@ class ActionPolicy:
         never |= {name for name in self.services if _is_never_allowed(name)}
         if never:
             raise ValueError(f"A policy may never allow {', '.join(sorted(never))}")
-        if SCRIPT in self.domains or any(name.partition(".")[0] == SCRIPT for name in self.services):
+        if SCRIPT in self.domains or any(
+            name.partition(".")[0] == SCRIPT for name in self.services
+        ):
             raise ValueError("A policy allows scripts with scripts=True, not by name")
         if missing := set(PENALTIES) - set(self.penalties):
             raise ValueError(f"penalties lacks codes: {', '.join(sorted(missing))}")

@@ -34,7 +34,10 @@ def test_turn_on_off_and_toggle(home: Home) -> None:
     assert home.state(BOOLEAN).state == "on"
     home.call_service("input_boolean", "turn_off", target=target)
     assert home.state(BOOLEAN).state == "off"
-    assert dict(home.state(BOOLEAN).attributes) == {"editable": False, "friendly_name": "Guest mode"}
+    assert dict(home.state(BOOLEAN).attributes) == {
+        "editable": False,
+        "friendly_name": "Guest mode",
+    }
 
 
 def test_data_is_refused(home: Home) -> None:

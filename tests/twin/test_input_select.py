@@ -7,9 +7,15 @@ from typing import Any
 import pytest
 
 from twin.domains import input_select
-from twin.errors import EntityRefusedError, HomeDefinitionError, InvalidServiceDataError
+from twin.errors import (
+    EntityRefusedError,
+    HomeDefinitionError,
+    InvalidServiceDataError,
+    ServiceValidationError,
+)
 from twin.home import Home
 from twin.homefile import import_ha_snapshot
+from twin.registry import EntityEntry
 
 from .helpers import OPTIONS, SELECT, add_helpers
 
@@ -91,6 +97,17 @@ def test_set_options_refuses(
     with pytest.raises(error, match=message):
         call(home, "set_options", options=options)
     assert home.state(SELECT).attributes["options"] == OPTIONS
+
+
+def test_a_select_without_options_picks_none() -> None:
+    home = Home()
+    home.add_entity(EntityEntry("input_select.x", "X"), "unknown")
+    with pytest.raises(ServiceValidationError, match=r"^Entity input_select\.x has no options"):
+        home.call_service("input_select", "select_next", target={"entity_id": "input_select.x"})
+    with pytest.raises(EntityRefusedError, match=r"possible options: \)$"):
+        home.call_service(
+            "input_select", "select_option", {"option": "A"}, {"entity_id": "input_select.x"}
+        )
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ the twin refuses a value that is not finite, as every numeric field of the twin 
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from typing import Any
 
 import voluptuous as vol
@@ -85,6 +86,13 @@ def decrement(entity: EntityDraft, data: dict[str, Any]) -> None:
     _set(entity, max(value_of(entity) - step, low))
 
 
+def show(entity: EntityDraft) -> None:
+    """An inventory's value (`_attr_native_value`, maybe an int) as Home Assistant writes it."""
+    # `unknown` stays: Home Assistant starts such a helper at min, which the services read it as.
+    with suppress(ValueError):
+        entity.state = str(float(entity.state))
+
+
 def _consistent(entry: EntityEntry, state: State) -> None:
     """Home Assistant's input_number config check: max above min."""
     low, high, _ = _limits(entry)
@@ -129,6 +137,8 @@ DOMAIN = Domain.of(
             bounds=CapabilityRange(ATTR_MIN, ATTR_MAX, DEFAULT_MIN, DEFAULT_MAX, ATTR_STEP)
         )
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_MIN, ATTR_MAX, ATTR_STEP, ATTR_MODE})),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_MIN, ATTR_MAX, ATTR_STEP, ATTR_MODE}), shows=show
+    ),
     color="#b56576",
 )

@@ -6,7 +6,8 @@ An InputSelect is a SelectEntity with no device behind it: its state is the curr
 `select_option` refuses an option it lacks with HA's plain HomeAssistantError (EntityRefusedError,
 in InputSelect's words), as `set_options` refuses duplicates; when the new options lack the
 current one, the first becomes current. `select_next` and `select_previous` wrap around unless
-`cycle` is false (SelectEntity's rules); a state that is no option counts as the first.
+`cycle` is false (SelectEntity's rules); a state that is no option counts as the first, and
+these four refuse a select without options (ServiceValidationError, in SelectEntity's words).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..errors import EntityRefusedError
+from ..errors import EntityRefusedError, ServiceValidationError
 from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
@@ -44,8 +45,15 @@ def select_option(entity: EntityDraft, data: dict[str, Any]) -> None:
     entity.state = option
 
 
+def _options_or_raise(entity: EntityDraft) -> list[str]:
+    """The options, for the services that pick by place (SelectEntity._options_or_raise)."""
+    if not (options := _options(entity)):
+        raise ServiceValidationError(f"Entity {entity.entity_id} has no options to select from.")
+    return options
+
+
 def _select_index(entity: EntityDraft, index: int) -> None:
-    options = _options(entity)
+    options = _options_or_raise(entity)
     select_option(entity, {ATTR_OPTION: options[index % len(options)]})
 
 
@@ -61,7 +69,7 @@ def select_last(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 def _offset(entity: EntityDraft, offset: int, cycle: bool) -> None:
     """SelectEntity._async_offset_index: from the current option (the first if none is)."""
-    options = _options(entity)
+    options = _options_or_raise(entity)
     current = options.index(entity.state) if entity.state in options else 0
     index = current + offset
     if cycle:
@@ -93,8 +101,10 @@ def set_options(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 def _consistent(entry: EntityEntry, state: State) -> None:
     """Home Assistant's input_select config check (options, at least one, none twice), and its
-    state: an option, or unknown (SelectEntity's state for any other)."""
-    options = state.attributes.get(ATTR_OPTIONS)
+    state: an option, or unknown (SelectEntity's state for any other). Without options, it has
+    none to pick from, as a SelectEntity can be."""
+    if (options := state.attributes.get(ATTR_OPTIONS)) is None:
+        return
     if not options or len(set(options)) != len(options):
         raise vol.Invalid(f"attributes.options: expected distinct options, got {shown(options)}")
     if state.state not in options and state.state not in ANY_ENTITY_STATES:
