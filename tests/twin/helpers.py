@@ -14,8 +14,9 @@ OPTIONS = ["Home", "Away", "Night"]
 
 
 def add_helpers(home: Home, area_id: str | None = None) -> None:
-    """One helper of each domain and a script, with the attributes Home Assistant gives a helper
-    set up from YAML (editable false) and a script in `single` mode that has not run."""
+    """One helper of each domain and a script, with the attributes Home Assistant gives them set
+    up from YAML: helpers not editable, the number with an initial value, and a script in
+    `single` mode that has not run."""
     home.add_entity(EntityEntry(BOOLEAN, "Guest mode", area_id=area_id), "off", {"editable": False})
     number = {"min": 30.0, "max": 60.0, "step": 2.5, "mode": "slider"}
     home.add_entity(
@@ -23,7 +24,7 @@ def add_helpers(home: Home, area_id: str | None = None) -> None:
             NUMBER, "Target humidity", area_id=area_id, unit_of_measurement="%", capabilities=number
         ),
         "45.0",
-        {"initial": None, "editable": False},
+        {"initial": 45.0, "editable": False},
     )
     home.add_entity(
         EntityEntry(SELECT, "House mode", area_id=area_id),
