@@ -9,8 +9,9 @@ import pytest
 
 from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.domains import script
-from twin.errors import InvalidServiceDataError
+from twin.errors import HomeDefinitionError, InvalidServiceDataError
 from twin.home import Home
+from twin.homefile import import_ha_snapshot
 from twin.registry import EntityEntry
 
 from .helpers import SCRIPT, add_helpers
@@ -114,3 +115,9 @@ def test_scripts_run_only_under_a_policy_that_says_so(home: Home) -> None:
 def test_scripts_are_not_allowed_by_name(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="scripts=True"):
         ActionPolicy(**kwargs)
+
+
+def test_a_script_named_as_an_action_is_refused() -> None:
+    snapshot = {"states": [{"entity_id": "script.turn_on", "state": "off"}]}
+    with pytest.raises(HomeDefinitionError, match="object_id must not be one of reload, toggle"):
+        import_ha_snapshot(snapshot)

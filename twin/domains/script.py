@@ -21,7 +21,9 @@ from typing import Any
 
 import voluptuous as vol
 
+from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
+from ..state import State
 from .descriptor import Domain
 from .rules import ON_OFF, EntityRules, index, one_of, optional, text
 
@@ -76,6 +78,20 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 _SCHEMA = schema({vol.Optional(ATTR_VARIABLES): {str: object}})
 
+# What no script may be called: the domain's own actions (Home Assistant's script config refuses
+# them as object ids).
+RESERVED = frozenset(("turn_on", "turn_off", "toggle", "reload"))
+
+
+def _consistent(entry: EntityEntry, state: State) -> None:
+    """A script's object id is none of the domain's actions."""
+    object_id = entry.entity_id.partition(".")[2]
+    if object_id in RESERVED:
+        raise vol.Invalid(
+            f"entity_id: a script's object_id must not be one of {', '.join(sorted(RESERVED))}"
+        )
+
+
 RULES = EntityRules(
     {
         ATTR_LAST_TRIGGERED: optional(text),
@@ -84,6 +100,7 @@ RULES = EntityRules(
         ATTR_MAX: index,
         ATTR_LAST_ACTION: optional(text),
     },
+    consistent=_consistent,
     states=ON_OFF,
 )
 
