@@ -38,6 +38,10 @@ async def async_setup_entry(
     async_add_entities(HomeFlowScript(virtual, e) for e in virtual.entities_of("script"))
 
 
+def _nothing(script: HomeFlowScript) -> set[str]:
+    return set()
+
+
 class HomeFlowScript(HomeFlowHelper, BaseScriptEntity):
     """A twin script: a BaseScriptEntity with no sequence of its own, whose runs are the twin's.
 
@@ -53,41 +57,10 @@ class HomeFlowScript(HomeFlowHelper, BaseScriptEntity):
     raw_config = None
     _service: str | None = None
 
-    @property
-    @override
-    def referenced_labels(self) -> set[str]:
-        """None that Home Assistant can see."""
-        return set()
-
-    @property
-    @override
-    def referenced_floors(self) -> set[str]:
-        """None that Home Assistant can see."""
-        return set()
-
-    @property
-    @override
-    def referenced_areas(self) -> set[str]:
-        """None that Home Assistant can see."""
-        return set()
-
-    @property
-    @override
-    def referenced_devices(self) -> set[str]:
-        """None that Home Assistant can see."""
-        return set()
-
-    @property
-    @override
-    def referenced_entities(self) -> set[str]:
-        """None that Home Assistant can see."""
-        return set()
-
-    @property
-    @override
-    def referenced_blueprint(self) -> str | None:
-        """No blueprint."""
-        return None
+    # What the sequence acts on, which Home Assistant's searches read: nothing it can see.
+    referenced_labels = referenced_floors = referenced_areas = property(_nothing)
+    referenced_devices = referenced_entities = property(_nothing)
+    referenced_blueprint = None
 
     @property
     @override
