@@ -50,7 +50,7 @@ def _limits(entity: EntityDraft | EntityEntry) -> tuple[float, float, float]:
     )
 
 
-def value_of(entity: EntityDraft) -> float:
+def _value(entity: EntityDraft) -> float:
     """The helper's value; `min` when its state is no number, as Home Assistant starts it."""
     try:
         value = float(entity.state)
@@ -77,13 +77,13 @@ def set_value(entity: EntityDraft, data: dict[str, Any]) -> None:
 def increment(entity: EntityDraft, data: dict[str, Any]) -> None:
     """One step up, at most `max`."""
     _, high, step = _limits(entity)
-    _set(entity, min(value_of(entity) + step, high))
+    _set(entity, min(_value(entity) + step, high))
 
 
 def decrement(entity: EntityDraft, data: dict[str, Any]) -> None:
     """One step down, at least `min`."""
     low, _, step = _limits(entity)
-    _set(entity, max(value_of(entity) - step, low))
+    _set(entity, max(_value(entity) - step, low))
 
 
 def show(entity: EntityDraft) -> None:
