@@ -3,6 +3,13 @@
 A twin script is an opaque action that ends at once (twin.domains.script): running it through
 Home Assistant (script.turn_on, script.toggle, or the script's own action `script.<object_id>`)
 runs it in the twin, which marks last_triggered; it fires `script_started`, as every script does.
+
+One difference remains: Home Assistant names a script's own action by its registry unique id (a
+real script's key, so `script.<object_id>`), and Assist's script tools call that name. A home's
+script has HomeFlow's unique id (the entry's and the twin id), so its action is offered by its
+object id, as users and automations call it, and a home's script exposed to Assist is listed as a
+tool whose call finds no action; HomeFlow's own LLM API runs scripts through the twin instead,
+under a policy that allows them.
 """
 
 from __future__ import annotations
