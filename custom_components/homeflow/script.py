@@ -8,8 +8,8 @@ One difference remains: Home Assistant names a script's own action by its regist
 real script's key, so `script.<object_id>`), and Assist's script tools call that name. A home's
 script has HomeFlow's unique id (the entry's and the twin id), so its action is offered by its
 object id, as users and automations call it, and a home's script exposed to Assist is listed as a
-tool whose call finds no action; HomeFlow's own LLM API runs scripts through the twin instead,
-under a policy that allows them.
+tool whose call finds no action. HomeFlow's own LLM API calls script.turn_on instead, which its
+auditor's default policy refuses (ActionPolicy(scripts=True) allows it).
 """
 
 from __future__ import annotations
