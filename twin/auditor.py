@@ -14,7 +14,7 @@ Penalty table (`PENALTIES`; a policy may carry its own):
 
 | code                 | penalty | when                                                           |
 |----------------------|---------|----------------------------------------------------------------|
-| forbidden_domain     | -1.0    | the domain is not allowed (shell_command, script, hassio...)   |
+| forbidden_domain     | -1.0    | the domain is not allowed (shell_command, hassio, script...)   |
 | forbidden_service    | -1.0    | the domain is allowed but this action is not                   |
 | restricted_code      | -1.0    | pyexec: the code uses a forbidden construct (import, `__x`)    |
 | step_limit           | -0.5    | pyexec: the code ran too many loop iterations or calls         |
@@ -51,6 +51,9 @@ from .errors import TwinError
 from .home import CROSS_DOMAIN, CROSS_DOMAIN_SERVICES, Home, ResolvedCall, ServiceResult
 
 CROSS_DOMAIN_ACTIONS = frozenset(f"{CROSS_DOMAIN}.{service}" for service in CROSS_DOMAIN_SERVICES)
+# Scripts do whatever their author wrote, which the auditor cannot judge: a policy runs them only
+# when it says so (`scripts`), as Home Assistant's Assist runs only the scripts a user exposes.
+SCRIPT = "script"
 
 # What no policy may allow: they run code, restart or stop the server, or destroy history.
 NEVER_ALLOWED_DOMAINS = frozenset(
@@ -58,7 +61,6 @@ NEVER_ALLOWED_DOMAINS = frozenset(
         "shell_command",
         "python_script",
         "pyscript",
-        "script",
         "automation",
         "hassio",
         "recorder",
@@ -164,12 +166,15 @@ class ActionPolicy:
 
     Every action of `domains` is allowed, plus the single actions in `services` ("domain.service"),
     except those in `denied`. Actions matching `sensitive` need the user's confirmation, kept in
-    the conversation's `confirmation` (twin.confirmation); a policy has none unless given.
+    the conversation's `confirmation` (twin.confirmation); a policy has none unless given. Scripts
+    are opaque actions, allowed only by `scripts=True` (all their actions, except those denied):
+    Home Assistant's Assist exposes no script until the user exposes it, so by default none runs.
     """
 
     domains: frozenset[str] = DEVICE_DOMAINS
     services: frozenset[str] = CROSS_DOMAIN_ACTIONS
     denied: frozenset[str] = frozenset()
+    scripts: bool = False
     sensitive: frozenset[SensitiveAction] = frozenset()
     penalties: Mapping[str, float] = field(default_factory=lambda: PENALTIES, hash=False)
 
@@ -178,6 +183,10 @@ class ActionPolicy:
         never |= {name for name in self.services if _is_never_allowed(name)}
         if never:
             raise ValueError(f"A policy may never allow {', '.join(sorted(never))}")
+        if SCRIPT in self.domains or any(
+            name.partition(".")[0] == SCRIPT for name in self.services
+        ):
+            raise ValueError("A policy allows scripts with scripts=True, not by name")
         if missing := set(PENALTIES) - set(self.penalties):
             raise ValueError(f"penalties lacks codes: {', '.join(sorted(missing))}")
 
@@ -313,6 +322,8 @@ class ActionPolicy:
         name = f"{domain}.{service}"
         if name in self.denied or name in NEVER_ALLOWED_SERVICES:
             return "forbidden_service"
+        if domain == SCRIPT:
+            return None if self.scripts else "forbidden_domain"
         if domain in self.domains or name in self.services:
             return None
         if any(allowed.partition(".")[0] == domain for allowed in self.services):

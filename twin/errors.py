@@ -47,6 +47,13 @@ class ServiceValidationError(TwinError):
     code = "validation_error"
 
 
+class EntityRefusedError(TwinError):
+    """The entity refused the call with Home Assistant's plain HomeAssistantError (an option an
+    input_select lacks), not a ServiceValidationError."""
+
+    code = "error"
+
+
 class InvalidEntityStateError(TwinError):
     """A call reached an entity whose state its domain cannot hold (one set outside the checked
     importers, e.g. a light's `color_mode` written as a list): the home must be fixed first."""

@@ -8,9 +8,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import entity_platform
+from homeassistant.helpers.entity_component import DATA_INSTANCES
 from homeassistant.helpers.typing import ConfigType
 
-from .const import DOMAIN, PLATFORMS, SUBENTRY_CONVERSATION
+from .const import DOMAIN, HELPER_DOMAINS, PLATFORMS, SUBENTRY_CONVERSATION
 from .package import INSTALL_URL, MISSING  # before homeflow: puts the archive's copy on sys.path
 
 if not MISSING:  # else only the config flow runs, to say what to install (package.py)
@@ -60,6 +61,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) -> 
     await hass.config_entries.async_forward_entry_setups(
         entry, [*PLATFORMS, Platform.CONVERSATION] if agents else PLATFORMS
     )
+    # Helpers and scripts join their own components, which have no config-entry platforms
+    # (helper.py); the manifest's dependencies have set those up.
+    for domain in HELPER_DOMAINS:
+        await hass.data[DATA_INSTANCES][domain].async_setup_entry(entry)
     virtual.start_clock()
     return True
 
@@ -74,6 +79,8 @@ async def async_unload_entry(hass: HomeAssistant, entry: HomeFlowConfigEntry) ->
         platform.domain == Platform.CONVERSATION and platform.config_entry is entry
         for platform in entity_platform.async_get_platforms(hass, DOMAIN)
     )
+    for domain in HELPER_DOMAINS:
+        await hass.data[DATA_INSTANCES][domain].async_unload_entry(entry)
     return await hass.config_entries.async_unload_platforms(
         entry, [*PLATFORMS, Platform.CONVERSATION] if agents else PLATFORMS
     )

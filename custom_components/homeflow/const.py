@@ -1,5 +1,9 @@
 """Constants for the HomeFlow integration."""
 
+from homeassistant.components.input_boolean import DOMAIN as INPUT_BOOLEAN
+from homeassistant.components.input_number import DOMAIN as INPUT_NUMBER
+from homeassistant.components.input_select import DOMAIN as INPUT_SELECT
+from homeassistant.components.script import DOMAIN as SCRIPT
 from homeassistant.const import Platform
 
 DOMAIN = "homeflow"
@@ -63,6 +67,10 @@ PLATFORMS = [
     Platform.VALVE,
     Platform.WATER_HEATER,
 ]
+
+# The twin's helpers and scripts: domains that Home Assistant keeps in collections, without
+# config-entry platforms; a home adds its own to their components (helper.py), in this order.
+HELPER_DOMAINS = [INPUT_BOOLEAN, INPUT_NUMBER, INPUT_SELECT, SCRIPT]
 
 # Rooms and floors placed in the user's own areas and floors of the same name (twin ids), chosen
 # in the config flow; the rest are made, named apart ("Beach House Kitchen") where a name is taken.

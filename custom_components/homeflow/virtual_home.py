@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import probatio
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
@@ -250,9 +251,13 @@ class VirtualHome:
         await self.store.async_save(self._data_to_save())
 
 
-def as_home_assistant_error(err: TwinError) -> HomeAssistantError:
+def as_home_assistant_error(err: TwinError) -> Exception:
     """The Home Assistant error that carries a twin error's message to the caller: the caller's
-    mistake (ServiceValidationError), or the home's."""
+    mistake (ServiceValidationError), or the home's; invalid data is the vol.Invalid an entity
+    raises in Home Assistant for a value its schema let through (an input_number's value out of
+    range, which InputNumber refuses so)."""
+    if err.code == "invalid_data":
+        return probatio.Invalid(str(err))
     kind = ServiceValidationError if err.code != "error" else HomeAssistantError
     return kind(
         translation_domain=DOMAIN,

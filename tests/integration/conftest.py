@@ -9,6 +9,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 # Imported before Home Assistant starts, so that HA resolves `custom_components` to this repository.
 import custom_components  # noqa: F401
 from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
+from tests.twin.helpers import add_helpers
 from twin.catalog import load_catalog
 from twin.home import Home
 from twin.homefile import dump_home
@@ -23,7 +24,8 @@ def auto_enable_custom_integrations(enable_custom_integrations: None) -> None:
 
 
 def every_device_home() -> Home:
-    """A home with one device of every catalog type, over two floors and six rooms."""
+    """A home with one device of every catalog type, over two floors and six rooms, and a
+    helper of each kind and a script in the hallway."""
     home = Home("Test Home")
     home.add_floor(Floor("ground", "Ground Floor", 0))
     home.add_floor(Floor("first", "First Floor", 1))
@@ -34,6 +36,7 @@ def every_device_home() -> Home:
     for index, device_type in enumerate(load_catalog().values()):
         area = areas[index % len(areas)]
         device_type.install(home, f"d{index}", device_type.type_id.replace("_", " ").title(), area)
+    add_helpers(home, "hallway")
     return home
 
 

@@ -14,6 +14,7 @@ from homeassistant.exceptions import (
     ServiceValidationError,
 )
 from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.json import json_encoder_default
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.homeflow.const import CONF_HOME
@@ -53,8 +54,10 @@ def ha_error_code(err: Exception) -> str:
 
 
 def as_json(state: str, attributes: Any) -> str:
-    """A state as Home Assistant's API shows it: types count (50 is not 50.0), order does not."""
-    return json.dumps({"state": state, "attributes": dict(attributes)}, sort_keys=True)
+    """A state as Home Assistant's API shows it: types count (50 is not 50.0), order does not;
+    a datetime is its ISO text, as in the API."""
+    shown = {"state": state, "attributes": dict(attributes)}
+    return json.dumps(shown, sort_keys=True, default=json_encoder_default)
 
 
 async def call_both(

@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import probatio
 import pytest
 from homeassistant.components.fan import NotValidPresetModeError
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from twin.home import Home
@@ -214,8 +214,9 @@ async def test_set_direction_without_a_direction_is_refused(
     hass: HomeAssistant, fans: Fans
 ) -> None:
     """Home Assistant's schema lets it through (its FanEntity would fail with a TypeError); the
-    entity hands it to the twin, which says that direction is required."""
-    with pytest.raises(ServiceValidationError, match=r"required key not provided.*direction"):
+    entity hands it to the twin, which says that direction is required: invalid data, as Home
+    Assistant's vol.Invalid."""
+    with pytest.raises(probatio.Invalid, match=r"required key not provided.*direction"):
         await hass.services.async_call(
             "fan", "set_direction", {"entity_id": CEILING}, blocking=True
         )

@@ -14,6 +14,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import probatio
@@ -96,6 +97,11 @@ VALUES: dict[str, list[Any]] = {
     "params": [{"area": "kitchen"}, [1, 2], "x"],
     "operation_mode": ["boost", 3],
     "away_mode": [True, False, "on", "maybe"],
+    "value": [30, 45.5, "50", 60, 61, -1, "high", None],
+    "option": ["Home", "Party", "", 3, None],
+    "cycle": [True, False, 1, "yes"],
+    "options": [["Home", "Away"], ["Away", "Away"], [], "Solo", [None], ["x", 1]],
+    "variables": [{}, {"volume": 3}, "x", [1]],
 }
 # A data key and the state attribute that lists an entity's valid values for it.
 OPTIONS = {
@@ -110,6 +116,7 @@ OPTIONS = {
     "mode": "available_modes",
     "fan_speed": "fan_speed_list",
     "operation_mode": "operation_list",
+    "option": "options",
 }
 # Keys that are valid for no twin service, to add to a call; Home Assistant drops a `metadata`
 # dict (the frontend's).
@@ -334,6 +341,8 @@ def typed(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return str(value)  # a StrEnum is its string
+    if isinstance(value, datetime):
+        return value.isoformat()  # a script's last_triggered: the twin holds its JSON
     if isinstance(value, int | float):
         return ("int" if isinstance(value, int) else "float", value)
     if isinstance(value, list | tuple):

@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.icon import async_get_icons
 from homeassistant.setup import async_setup_component
 
-from custom_components.homeflow.const import DOMAIN, PLATFORMS
+from custom_components.homeflow.const import DOMAIN, HELPER_DOMAINS, PLATFORMS
 
 INTEGRATION = Path(__file__).parents[2] / "custom_components" / DOMAIN
 README = Path(__file__).parents[2] / "README.md"
@@ -81,6 +81,6 @@ async def test_every_action_has_an_icon(hass: HomeAssistant) -> None:
 
 
 def test_every_platform_says_how_many_updates_run_at_once() -> None:
-    for platform in [*PLATFORMS, "conversation"]:
+    for platform in [*PLATFORMS, *HELPER_DOMAINS, "conversation"]:
         module = importlib.import_module(f"custom_components.{DOMAIN}.{platform}")
         assert module.PARALLEL_UPDATES == 0, platform

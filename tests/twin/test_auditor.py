@@ -259,7 +259,6 @@ def test_custom_policies(home: Home) -> None:
     [
         {"domains": frozenset({"light", "shell_command"})},
         {"services": frozenset({"homeassistant.restart"})},
-        {"services": frozenset({"script.turn_on"})},
         {"penalties": MappingProxyType({"invalid_data": -1.0})},
     ],
 )

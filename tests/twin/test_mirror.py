@@ -175,20 +175,28 @@ async def test_unmodelled_domains_are_readable_but_read_only(mirror: Mirror) -> 
     )
     assert condition.holds(home)
     before = dict(home.states)
-    with pytest.raises(ServiceNotSupportedError, match="input_boolean entities are read-only"):
-        home.call_service("input_boolean", "turn_on", target={"entity_id": "input_boolean.guests"})
+    with pytest.raises(ServiceNotSupportedError, match="sun entities are read-only"):
+        home.call_service("sun", "turn_on", target={"entity_id": "sun.sun"})
     with pytest.raises(ServiceNotSupportedError, match="read-only"):
         home.call_service("person", "reload", target={"entity_id": "person.alice"}, strict=False)
     # Across domains they are skipped, as Home Assistant skips a domain without the service.
-    home.call_service("homeassistant", "turn_on", target={"entity_id": "input_boolean.guests"})
+    home.call_service("homeassistant", "turn_on", target={"entity_id": "sun.sun"})
     assert home.states == before
-    target = {"entity_id": "input_boolean.guests"}
-    call = {"domain": "input_boolean", "service": "toggle", "target": target}
+    call = {"domain": "sun", "service": "toggle", "target": {"entity_id": "sun.sun"}}
     answer = run_tool(home, "call_service", call)
     assert answer["error"]["code"] == "service_not_supported"
     manual = run_tool(home, "describe", {"entity_id": "person.alice"})
     assert manual["services"] == {}
     assert manual["state"] == "home"
+
+
+async def test_a_mirrored_helper_is_modelled(mirror: Mirror) -> None:
+    """An input_boolean of the live home is the twin's own: its services run on the mirror."""
+    home = mirror.home
+    home.call_service("homeassistant", "turn_on", target={"entity_id": "input_boolean.guests"})
+    assert home.states["input_boolean.guests"].state == "on"
+    home.call_service("input_boolean", "toggle", target={"entity_id": "input_boolean.guests"})
+    assert home.states["input_boolean.guests"].state == "off"
 
 
 async def test_a_state_change_is_written_as_home_assistant_gives_it(

@@ -62,7 +62,8 @@ class Carrying:
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
     `shows` turns an inventory entity's arguments (its `_attr_*`) into the state Home Assistant
-    writes from them, for a domain whose state hides some of them (a light that is off);
+    writes from them, for a domain whose state hides some of them (a light that is off) or
+    formats them (an input_number's value, a float);
     `holds` marks what an entity of a real home (an inventory, or a snapshot HomeFlow did not
     export, as the mirror's) keeps as its own where the twin would make it up (a player's track).
     """
