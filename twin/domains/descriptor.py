@@ -55,9 +55,13 @@ class FieldNotes:
 class Carrying:
     """How home files, Home Assistant snapshots and synthetic-home inventories carry entities.
 
-    `capabilities` are Home Assistant's capability_attributes (static attributes, kept in the
-    registry too); `tuples` are attributes Home Assistant keeps as tuples, which JSON makes lists;
-    `boolean_states` are what an inventory's true and false states stand for;
+    `capabilities` are the static attributes the twin keeps with the entity: Home Assistant's
+    capability_attributes (kept in the registry too) and the static ones HA writes only in the
+    state (a lock's code_format, a fan's percentage_step); `arguments` turns a synthetic-home
+    entity's arguments (its `_attr_*` names) that Home Assistant shows under another name or
+    form into those (a fan's speed_count into its percentage_step); `tuples` are attributes Home
+    Assistant keeps as tuples, which JSON makes lists; `boolean_states` are what an inventory's
+    true and false states stand for;
     `state_attribute` is an inventory attribute that holds the state when it has none, and
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
@@ -68,6 +72,7 @@ class Carrying:
     """
 
     capabilities: frozenset[str] = frozenset()
+    arguments: Callable[[dict[str, Any]], None] | None = None
     tuples: frozenset[str] = frozenset()
     boolean_states: tuple[str, str] = ("on", "off")
     state_attribute: str | None = None

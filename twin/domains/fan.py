@@ -12,9 +12,9 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..errors import ServiceValidationError
+from ..errors import HomeDefinitionError, ServiceValidationError
 from ..service import EntityDraft, Service, schema
-from ..validation import Numeric, boolean, string
+from ..validation import Numeric, boolean, shown, string
 from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes, has_feature
 from .rules import ON_OFF, PERCENT, EntityRules, flag, names, number, optional, text
 
@@ -221,6 +221,23 @@ def show(entity: EntityDraft) -> None:
         entity.attributes.setdefault(key, value)
 
 
+def from_arguments(arguments: dict[str, Any]) -> None:
+    """A synthetic-home fan's arguments as Home Assistant shows them: its speed_count as the
+    percentage_step (FanEntity.percentage_step is 100 / speed_count), its current_direction as
+    the direction."""
+    if "current_direction" in arguments:
+        arguments[ATTR_DIRECTION] = arguments.pop("current_direction")
+    count = arguments.pop("speed_count", None)
+    if count is None:
+        return
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
+        raise HomeDefinitionError(
+            "attributes.speed_count: expected a whole number of speeds, 1-10000, got "
+            f"{shown(count)}"
+        )
+    arguments[ATTR_PERCENTAGE_STEP] = 100 / count
+
+
 _STEP_SCHEMA = schema({vol.Optional(ATTR_PERCENTAGE_STEP): _PERCENTAGE})
 
 
@@ -319,6 +336,10 @@ DOMAIN = Domain.of(
         ATTR_DIRECTION: FieldNotes(options=DIRECTIONS),
     },
     state_outcomes=ON_OFF_OUTCOMES,
-    carrying=Carrying(capabilities=frozenset({ATTR_PRESET_MODES}), shows=show),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_PRESET_MODES, ATTR_PERCENTAGE_STEP}),
+        arguments=from_arguments,
+        shows=show,
+    ),
     color="#4ea8de",
 )

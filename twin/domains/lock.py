@@ -21,7 +21,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import string
-from .descriptor import Domain, FieldNotes
+from .descriptor import Carrying, Domain, FieldNotes
 from .rules import EntityRules, optional, pattern
 
 OPEN = 1
@@ -90,5 +90,7 @@ DOMAIN = Domain.of(
     device=True,
     fields={ATTR_CODE: FieldNotes(pattern_from=ATTR_CODE_FORMAT)},
     state_outcomes={"lock": '== "locked"', "unlock": '== "unlocked"', "open": '== "open"'},
+    # Home Assistant writes code_format in the state only; the twin keeps it with the entity.
+    carrying=Carrying(capabilities=frozenset({ATTR_CODE_FORMAT})),
     color="#343a40",
 )
