@@ -67,6 +67,7 @@ class Minimal(Entity):
 
     def __init__(self, entity_id: str, values: dict[str, Any]) -> None:
         self.entity_id = entity_id
+        self.values = values
         self._attr_name = entity_id.partition(".")[2]
         for key, value in values.items():
             setattr(self, f"_attr_{key}", value)
@@ -144,6 +145,11 @@ class MinimalLight(Minimal, LightEntity):
             if key in kwargs:
                 values[key] = kwargs[key]
                 values["color_mode"] = mode
+        if "color_temp_kelvin" in kwargs:  # a bulb goes no warmer or cooler than it can
+            kelvin = kwargs["color_temp_kelvin"]
+            values["color_temp_kelvin"] = min(
+                max(kelvin, self.min_color_temp_kelvin), self.max_color_temp_kelvin
+            )
         if "white" in kwargs:
             values["color_mode"] = ColorMode.WHITE
             values["brightness"] = kwargs["white"]

@@ -31,6 +31,10 @@ from .test_fidelity import OPTIONS, VALUES, error_code, schema_keys, typed
 SEED = 20261202
 SHAPES_PER_DOMAIN = 40
 CALLS_PER_SHAPE = 30
+# Where an entity is imported from: a Home Assistant snapshot of its state, one with its registry
+# entry (and so Home Assistant's capability_attributes), or a synthetic-home inventory, whose
+# attributes are the entity's arguments (the `_attr_*` it was given).
+SOURCES = ("snapshot", "registry", "inventory")
 # The differences Home Assistant allows between a minimal entity and its imported twin, by
 # domain: what HA hides while an entity is off, which the twin cannot read from the state of an
 # entity imported off (the entity itself still holds it), and what the twin assumes instead.
@@ -62,6 +66,17 @@ UNSEEN_WHILE_OFF: dict[str, tuple[frozenset[str], str]] = {
 def jsonable(value: Any) -> Any:
     """A value as Home Assistant's API writes it (enums as strings, tuples as lists)."""
     return json.loads(json.dumps(value, cls=JSONEncoder))
+
+
+def imported(hass: HomeAssistant, entity: Minimal, source: str) -> Home:
+    """The entity imported into a twin from `source` (one of SOURCES)."""
+    if source == "inventory":
+        attributes = {key: jsonable(value) for key, value in entity.values.items()}
+        inventory = {"entities": [{"id": entity.entity_id, "attributes": attributes}]}
+        home, _ = import_ha_snapshot(inventory)
+    else:
+        home, _ = import_ha_snapshot(snapshot(hass, entity, registry=source == "registry"))
+    return home
 
 
 def snapshot(hass: HomeAssistant, entity: Minimal, registry: bool) -> dict[str, Any]:
@@ -172,11 +187,11 @@ async def test_generated_shapes_agree_with_home_assistant(hass: HomeAssistant) -
             entity = kind(f"{domain}.shape_{number}", values)
             await hass.data[component].async_add_entities([entity])
             await hass.async_block_till_done()
-            registry = rng.random() < 0.5
-            twin, _ = import_ha_snapshot(snapshot(hass, entity, registry))
+            source = rng.choice(SOURCES)
+            twin = imported(hass, entity, source)
             off = twin.states[entity.entity_id].state == "off"
             unseen = UNSEEN_WHILE_OFF.get(domain, (frozenset(), ""))[0] if off else frozenset()
-            steps = [f"import {jsonable(values)} registry={registry}"]
+            steps = [f"import from {source} {jsonable(values)}"]
             for call in range(CALLS_PER_SHAPE + 1):
                 if call:
                     shown = twin.states[entity.entity_id].attributes

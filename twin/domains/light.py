@@ -32,6 +32,7 @@ from .descriptor import (
     FieldFilter,
     FieldNotes,
     has_feature,
+    toggle_state,
 )
 from .rules import ON_OFF, EntityRules, names, number, one_of, optional, sequence, text
 
@@ -210,6 +211,19 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
 def show(entity: EntityDraft) -> None:
     """Show what a light holding these attributes shows: while off, no colour mode or colour."""
     _Light(entity).show()
+
+
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home light's arguments as LightEntity writes them: supported_color_modes
+    sorted, the default colour temperature range of a light with color_temp, and the state from
+    is_on (without it, Carrying.on_attribute decides)."""
+    modes = arguments.get("supported_color_modes")
+    if isinstance(modes, list) and all(isinstance(mode, str) for mode in modes):
+        arguments["supported_color_modes"] = sorted(set(modes))
+        if COLOR_TEMP in modes:
+            arguments.setdefault("min_color_temp_kelvin", DEFAULT_MIN_KELVIN)
+            arguments.setdefault("max_color_temp_kelvin", DEFAULT_MAX_KELVIN)
+    return toggle_state(arguments)
 
 
 def remembered(entry: EntityEntry, state: State) -> Mapping[str, Any]:
@@ -614,6 +628,7 @@ DOMAIN = Domain.of(
             }
         ),
         tuples=frozenset(_COLOR_FIELDS - {"color_name"}),
+        arguments=from_arguments,
         on_attribute="brightness",
         shows=show,
     ),

@@ -584,6 +584,10 @@ DOMAIN = Domain.of(
         "media_pause": '== "paused"',
         "media_stop": 'not in ("playing", "paused", "buffering")',
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}), holds=hold),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}),
+        state_attribute="state",
+        holds=hold,
+    ),
     color="#9d4edd",
 )

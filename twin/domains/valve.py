@@ -21,7 +21,7 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Carrying, Domain
+from .descriptor import Carrying, Domain, flag_state
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -102,6 +102,21 @@ def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
 _percent = Numeric(int, 0, 100)
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """ValveEntity's state and attributes from a synthetic-home valve's arguments: a valve that
+    reports_position shows its position, which decides is_closed; another shows is_closed."""
+    reports = arguments.pop("reports_position", False)
+    position = arguments.pop("current_valve_position", None)
+    if reports:
+        arguments[ATTR_CURRENT_POSITION] = position
+        arguments[ATTR_IS_CLOSED] = None if position is None else position == 0
+    return flag_state(
+        arguments,
+        {"is_opening": STATE_OPENING, "is_closing": STATE_CLOSING},
+        (ATTR_IS_CLOSED, STATE_CLOSED, STATE_OPEN),
+    )
+
+
 # What a valve may hold (twin.domains.rules).
 RULES = EntityRules(
     {
@@ -140,6 +155,6 @@ DOMAIN = Domain.of(
     device=True,
     key_attributes=(ATTR_CURRENT_POSITION,),
     state_outcomes={"open_valve": '== "open"', "close_valve": '== "closed"'},
-    carrying=Carrying(boolean_states=(STATE_OPEN, STATE_CLOSED)),
+    carrying=Carrying(arguments=from_arguments, boolean_states=(STATE_OPEN, STATE_CLOSED)),
     color="#2a9d8f",
 )
