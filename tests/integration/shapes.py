@@ -153,7 +153,9 @@ class MinimalLight(Minimal, LightEntity):
         if "white" in kwargs:
             values["color_mode"] = ColorMode.WHITE
             values["brightness"] = kwargs["white"]
-        if "effect" in kwargs:
+        if "effect" in kwargs:  # a bulb runs only the effects it has
+            if kwargs["effect"] not in (*(self.effect_list or ()), "off"):
+                raise ServiceValidationError(f"no effect {kwargs['effect']}")
             values["effect"] = kwargs["effect"]
         self.hold(**values)
 
@@ -180,14 +182,14 @@ def light(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         "is_on": rng.random() < 0.6,
     }
     if mode != ColorMode.ONOFF:
-        values["brightness"] = rng.choice([1, 128, 255])
+        values["brightness"] = rng.choice([1, 128, 255] if values["is_on"] else [0, 1, 128, 255])
     if mode in COLOR_VALUES:
         key, value = COLOR_VALUES[mode]
         values[key] = value
     if ColorMode.COLOR_TEMP in modes and rng.random() < 0.5:
         values["min_color_temp_kelvin"], values["max_color_temp_kelvin"] = 2200, 6500
     if features & LightEntityFeature.EFFECT:
-        values["effect_list"] = subset(rng, ["colorloop", "rainbow", "candle"], least=1)
+        values["effect_list"] = subset(rng, ["off", "colorloop", "rainbow", "candle"], least=1)
         values["effect"] = maybe(rng, values["effect_list"][0])
     return MinimalLight, values
 
@@ -255,6 +257,8 @@ def fan(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         values["percentage"] = 67 if on else 0
     if features & FanEntityFeature.PRESET_MODE:
         values["preset_modes"] = maybe(rng, subset(rng, ["auto", "sleep", "turbo"], 1), 0.8)
+        if on and values["preset_modes"] and rng.random() < 0.4:
+            values["preset_mode"], values["percentage"] = values["preset_modes"][0], None
     if features & FanEntityFeature.OSCILLATE:
         values["oscillating"] = rng.random() < 0.5
     if features & FanEntityFeature.DIRECTION:
@@ -266,13 +270,14 @@ def fan(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 
 
 class MinimalCover(Minimal, CoverEntity):
-    """A cover whose motor gets where it is sent within the call."""
+    """A cover whose motor gets where it is sent within the call; stopped while it moves, it
+    stays where it is (half-way, if it does not know)."""
 
     def move(self, position: int) -> None:
         values: dict[str, Any] = {"is_closed": position == 0}
         if self._attr_current_cover_position is not None:
             values["current_cover_position"] = position
-        self.hold(**values)
+        self.hold(is_opening=False, is_closing=False, **values)
 
     async def async_open_cover(self, **kwargs: Any) -> None:
         self.move(100)
@@ -284,6 +289,9 @@ class MinimalCover(Minimal, CoverEntity):
         self.move(kwargs["position"])
 
     async def async_stop_cover(self, **kwargs: Any) -> None:
+        if self._attr_is_opening or self._attr_is_closing:
+            position = self._attr_current_cover_position
+            self.move(PART_WAY if position is None else position)
         self.hold()
 
     async def async_open_cover_tilt(self, **kwargs: Any) -> None:
@@ -299,6 +307,8 @@ class MinimalCover(Minimal, CoverEntity):
         self.hold()
 
 
+# Where a device that does not know its position stops when stopped mid-way.
+PART_WAY = 50
 TILT = (
     CoverEntityFeature.OPEN_TILT
     | CoverEntityFeature.CLOSE_TILT
@@ -311,6 +321,8 @@ def cover(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
     features = flags(rng, CoverEntityFeature)
     position = rng.choice([0, 40, 100])
     values: dict[str, Any] = {"supported_features": features, "is_closed": position == 0}
+    if rng.random() < 0.2:
+        values[rng.choice(["is_opening", "is_closing"])] = True
     if features & CoverEntityFeature.SET_POSITION or rng.random() < 0.2:
         values["current_cover_position"] = position
     if features & TILT:
@@ -421,23 +433,35 @@ def climate(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 
 
 class MinimalLock(Minimal, LockEntity):
+    """A lock that gets where it is sent within the call, out of any jam or motion."""
+
+    def settle(self, locked: bool, opened: bool = False) -> None:
+        moving = dict.fromkeys(LOCK_MOTIONS, False)
+        self.hold(is_locked=locked, is_open=opened, **moving)
+
     async def async_lock(self, **kwargs: Any) -> None:
-        self.hold(is_locked=True, is_open=False)
+        self.settle(locked=True)
 
     async def async_unlock(self, **kwargs: Any) -> None:
-        self.hold(is_locked=False, is_open=False)
+        self.settle(locked=False)
 
     async def async_open(self, **kwargs: Any) -> None:
-        self.hold(is_locked=False, is_open=True)
+        self.settle(locked=False, opened=True)
+
+
+LOCK_MOTIONS = ("is_jammed", "is_locking", "is_unlocking", "is_opening")
 
 
 def lock(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
-    return MinimalLock, {
+    values = {
         "supported_features": flags(rng, LockEntityFeature),
         "code_format": rng.choice([None, None, r"^\d{4}$", r"^\w+$"]),
         "is_locked": rng.random() < 0.5,
         "is_open": False,
     }
+    if rng.random() < 0.25:
+        values[rng.choice(LOCK_MOTIONS)] = True
+    return MinimalLock, values
 
 
 # --- media_player -------------------------------------------------------------------------------
@@ -446,13 +470,14 @@ def lock(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 class MinimalPlayer(Minimal, MediaPlayerEntity):
     """A player that knows nothing of what it plays: it changes state and holds its settings."""
 
-    def wake(self) -> MediaPlayerState:
-        """The state after waking: idle if it was off, else as it is."""
-        state = self._attr_state
-        return MediaPlayerState.IDLE if state == MediaPlayerState.OFF else state
+    def resting(self) -> MediaPlayerState:
+        """Where the player rests when on and playing nothing: a screen on its home screen."""
+        screen = self._attr_device_class in ("tv", "projector")
+        return MediaPlayerState.ON if screen else MediaPlayerState.IDLE
 
     async def async_turn_on(self) -> None:
-        self.hold(state=self.wake())
+        if self._attr_state in (MediaPlayerState.OFF, MediaPlayerState.STANDBY):
+            self.hold(state=self.resting())
 
     async def async_turn_off(self) -> None:
         self.hold(state=MediaPlayerState.OFF)
@@ -461,12 +486,12 @@ class MinimalPlayer(Minimal, MediaPlayerEntity):
         self.hold(state=MediaPlayerState.PLAYING)
 
     async def async_media_pause(self) -> None:
-        if self._attr_state == MediaPlayerState.PLAYING:
+        if self._attr_state in (MediaPlayerState.PLAYING, MediaPlayerState.BUFFERING):
             self.hold(state=MediaPlayerState.PAUSED)
 
     async def async_media_stop(self) -> None:
-        if self._attr_state in (MediaPlayerState.PLAYING, MediaPlayerState.PAUSED):
-            self.hold(state=MediaPlayerState.IDLE)
+        if self._attr_state in PLAYS:
+            self.hold(state=self.resting())
 
     async def async_media_next_track(self) -> None:
         self.hold()
@@ -501,8 +526,15 @@ class MinimalPlayer(Minimal, MediaPlayerEntity):
         if kwargs.get("announce") or kwargs.get("enqueue") in ("add", "next"):
             return
         self.hold(
-            state=MediaPlayerState.PLAYING, media_content_type=media_type, media_content_id=media_id
+            state=MediaPlayerState.PLAYING,
+            media_content_type=media_type,
+            media_content_id=media_id,
+            media_title=None,
+            media_artist=None,
         )
+
+
+PLAYS = (MediaPlayerState.PLAYING, MediaPlayerState.PAUSED, MediaPlayerState.BUFFERING)
 
 
 def media_player(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
@@ -516,10 +548,11 @@ def media_player(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
     )
     values: dict[str, Any] = {
         "supported_features": features,
-        "state": rng.choice(
-            [MediaPlayerState.OFF, MediaPlayerState.IDLE, MediaPlayerState.PLAYING]
-        ),
+        "state": rng.choice(list(MediaPlayerState)),
+        "device_class": rng.choice([None, "tv", "speaker", "receiver"]),
     }
+    if values["state"] in PLAYS:
+        values["media_title"], values["media_artist"] = "Blue in Green", maybe(rng, "Miles Davis")
     if features & MediaPlayerEntityFeature.VOLUME_SET:
         values["volume_level"] = 0.5
     if features & MediaPlayerEntityFeature.VOLUME_MUTE:
@@ -592,11 +625,13 @@ def vacuum(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 
 
 class MinimalValve(Minimal, ValveEntity):
+    """A valve that gets where it is sent within the call, and stops where it is."""
+
     def move(self, position: int) -> None:
         values: dict[str, Any] = {"is_closed": position == 0}
         if self._attr_reports_position:
             values["current_valve_position"] = position
-        self.hold(**values)
+        self.hold(is_opening=False, is_closing=False, **values)
 
     async def async_open_valve(self) -> None:
         self.move(100)
@@ -608,6 +643,9 @@ class MinimalValve(Minimal, ValveEntity):
         self.move(position)
 
     async def async_stop_valve(self) -> None:
+        if self._attr_is_opening or self._attr_is_closing:
+            position = self._attr_current_valve_position
+            self.move(PART_WAY if position is None else position)
         self.hold()
 
 
@@ -622,6 +660,11 @@ def valve(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
     }
     if reports:
         values["current_valve_position"] = position
+    if rng.random() < 0.2:
+        values[rng.choice(["is_opening", "is_closing"])] = True
+        # A valve that reports its position shows is_closed from it; its own is the demo
+        # valve's (a moving valve is not closed), the one the twin takes.
+        values["is_closed"] &= not reports
     return MinimalValve, values
 
 
@@ -711,6 +754,7 @@ def humidifier(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         "is_on": rng.random() < 0.5,
         "target_humidity": maybe(rng, 45, 0.8),
         "current_humidity": maybe(rng, 50),
+        "device_class": rng.choice([None, "humidifier", "dehumidifier"]),
     }
     if rng.random() < 0.5:
         values["min_humidity"], values["max_humidity"] = 30, 70

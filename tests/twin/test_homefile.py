@@ -1147,7 +1147,13 @@ ARGUMENT_CASES = [
         {"current_position"},
     ),
     ("vacuum.robot", {"activity": "docked"}, "docked", {}, {"activity"}),
-    ("media_player.tv", {"state": "playing"}, "playing", {}, {"state"}),
+    (
+        "media_player.tv",
+        {"state": "playing", "media_title": "Blue in Green", "media_artist": None},
+        "playing",
+        {"media_title": "Blue in Green"},
+        {"state", "media_artist"},
+    ),
     (
         "humidifier.room",
         {"is_on": False, "target_humidity": 45, "current_humidity": None, "action": "humidifying"},

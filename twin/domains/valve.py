@@ -86,14 +86,18 @@ def stop_valve(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 
 def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
-    """Stop, open or close, by Home Assistant's ValveEntity.async_toggle rules.
-
-    `is_closed` is the state being `closed`, as in HA's demo valve: a moving valve is not closed.
-    """
+    """Stop, open or close, by Home Assistant's ValveEntity.async_toggle rules: they read the
+    valve's is_closed. A valve without a position shows it, and one opening from closed may
+    still say closed; one that reports its position shows is_closed from the position, so its
+    own is the state being `closed`, as in HA's demo valve (a moving valve is not closed)."""
     _note_motion(entity)
+    attributes = entity.attributes
+    closed = entity.state == STATE_CLOSED
+    if ATTR_CURRENT_POSITION not in attributes:
+        closed = attributes.get(ATTR_IS_CLOSED, closed)
     if entity.state in (STATE_OPENING, STATE_CLOSING) and entity.supports(STOP):
         stop_valve(entity, data)
-    elif entity.state == STATE_CLOSED:
+    elif closed:
         _move(entity, 100)
     else:
         _move(entity, 0 if entity.hidden.get(LAST_MOVE_OPEN, True) else 100)
