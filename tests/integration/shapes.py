@@ -327,6 +327,8 @@ def cover(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         values["current_cover_position"] = position
     if features & TILT:
         values["current_cover_tilt_position"] = rng.choice([0, 50, 100])
+    if rng.random() < 0.3:
+        values["supported_speeds"] = subset(rng, ["slow", "fast"], 1)
     return MinimalCover, values
 
 
@@ -409,6 +411,7 @@ def climate(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         "hvac_modes": modes,
         "hvac_mode": rng.choice(modes),
         "current_temperature": maybe(rng, 20.5),
+        "hvac_action": maybe(rng, rng.choice(["heating", "idle", "off"]), 0.3),
     }
     if rng.random() < 0.5:
         values["min_temp"], values["max_temp"] = 10.0, 30.0
@@ -755,6 +758,7 @@ def humidifier(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
         "target_humidity": maybe(rng, 45, 0.8),
         "current_humidity": maybe(rng, 50),
         "device_class": rng.choice([None, "humidifier", "dehumidifier"]),
+        "action": maybe(rng, rng.choice(["humidifying", "drying", "idle"]), 0.3),
     }
     if rng.random() < 0.5:
         values["min_humidity"], values["max_humidity"] = 30, 70
