@@ -303,10 +303,11 @@ def test_set_temperature_checks_every_target_against_the_limits(home: Home) -> N
 
 
 def test_set_temperature_uses_home_assistants_default_limits(home: Home) -> None:
+    """HA's defaults are the ints 7 and 35, and its message shows them so."""
     call(home, "set_temperature", BARE, temperature=7)
     call(home, "set_temperature", BARE, temperature=35)
-    refuses(home, ServiceValidationError, "7.0 to 35.0", "set_temperature", BARE, temperature=35.5)
-    refuses(home, ServiceValidationError, "7.0 to 35.0", "set_temperature", BARE, temperature=6.9)
+    refuses(home, ServiceValidationError, "is 7 to 35", "set_temperature", BARE, temperature=35.5)
+    refuses(home, ServiceValidationError, "is 7 to 35", "set_temperature", BARE, temperature=6.9)
 
 
 @pytest.mark.parametrize(

@@ -20,12 +20,14 @@ from twin.domains.fan import (
     adjusted_percentage,
 )
 from twin.errors import (
+    HomeDefinitionError,
     InvalidServiceDataError,
     ServiceNotSupportedError,
     ServiceValidationError,
     TwinError,
 )
 from twin.home import Home
+from twin.homefile import import_ha_snapshot
 from twin.registry import Area, EntityEntry
 
 CEILING = "fan.living_ceiling_fan"
@@ -507,3 +509,57 @@ def test_any_calls_keep_the_state_consistent(calls: list[tuple[str, dict[str, An
         assert percentage is None or 0 <= percentage <= 100
         assert (percentage is None) == (preset_mode is not None)
         assert (state.state == "on") == (bool(percentage) or preset_mode is not None)
+
+
+# --- imported fans keep their number of speeds -------------------------------------------------
+
+DESK = "fan.desk"
+
+
+def imported_desk_fan(registry: bool) -> Home:
+    """A 3-speed fan imported from a Home Assistant snapshot, with or without its registry entry
+    (whose capabilities hold no percentage_step: HA writes it only in the state)."""
+    attributes = {"supported_features": SET_SPEED, "percentage": 33, "percentage_step": 100 / 3}
+    snapshot: dict[str, Any] = {
+        "states": [{"entity_id": DESK, "state": "on", "attributes": attributes}]
+    }
+    if registry:
+        snapshot["entities"] = [{"entity_id": DESK, "capabilities": {"preset_modes": None}}]
+    home, _ = import_ha_snapshot(snapshot)
+    return home
+
+
+@pytest.mark.parametrize("registry", [False, True])
+def test_an_imported_fan_steps_through_its_own_speeds(registry: bool) -> None:
+    """FanEntity.percentage_step is 100 / speed_count: the import carries it, so the fan steps
+    33 -> 66 -> 100 as Home Assistant's 3-speed fan does, not by 1 %."""
+    home = imported_desk_fan(registry)
+    assert home.entities[DESK].capabilities["percentage_step"] == pytest.approx(33.33, abs=0.01)
+    steps = []
+    for _ in range(2):
+        call(home, "increase_speed", DESK)
+        steps.append(home.state(DESK).attributes["percentage"])
+    assert steps == [66, 100]
+
+
+def test_an_inventory_fans_speed_count_is_its_percentage_step() -> None:
+    """synthetic-home's fan arguments: speed_count and current_direction, as HA shows them."""
+    attributes = {
+        "supported_features": ["fan.FanEntityFeature.SET_SPEED", "fan.FanEntityFeature.DIRECTION"],
+        "percentage": 25,
+        "speed_count": 4,
+        "current_direction": "reverse",
+    }
+    home, _ = import_ha_snapshot({"entities": [{"id": DESK, "attributes": attributes}]})
+    shown = home.state(DESK).attributes
+    assert (shown["percentage_step"], shown["direction"]) == (25.0, "reverse")
+    assert not {"speed_count", "current_direction"} & set(shown)
+    call(home, "decrease_speed", DESK)
+    assert home.state(DESK).attributes["percentage"] == 0
+
+
+@pytest.mark.parametrize("count", [0, -1, 2.5, "four", True])
+def test_an_inventory_fan_with_a_bad_speed_count_is_refused(count: Any) -> None:
+    attributes = {"supported_features": SET_SPEED, "speed_count": count}
+    with pytest.raises(HomeDefinitionError, match="speed_count"):
+        import_ha_snapshot({"entities": [{"id": DESK, "attributes": attributes}]})

@@ -1092,9 +1092,14 @@ def test_a_synthetic_home_inventory_is_twinned() -> None:
     assert home.entities[light.entity_id].area_id is None
     climate = home.entities["climate.thermostat"]
     assert (climate.supported_features, climate.unit_of_measurement) == (392, None)
-    assert climate.capabilities == {"hvac_modes": ["off", "heat"]}
-    assert home.state("climate.thermostat").state == "off"
-    assert "hvac_mode" not in home.state("climate.thermostat").attributes
+    # Home Assistant shows the default temperature range of a thermostat that gives none.
+    assert climate.capabilities == {"hvac_modes": ["off", "heat"], "min_temp": 7, "max_temp": 35}
+    thermostat = home.state("climate.thermostat")
+    assert thermostat.state == "off"
+    assert "hvac_mode" not in thermostat.attributes
+    # synthetic-home's target_temperature is Home Assistant's temperature.
+    assert thermostat.attributes["temperature"] == 22
+    assert "target_temperature" not in thermostat.attributes
     sensor = home.entities["sensor.thermostat_temperature"]
     assert (sensor.device_class, sensor.unit_of_measurement) == ("temperature", "°C")
     assert sensor.capabilities == {"state_class": "measurement"}
@@ -1104,6 +1109,133 @@ def test_a_synthetic_home_inventory_is_twinned() -> None:
     assert home.entities["switch.coffee_maker"].device_class == "outlet"
     assert home.state("binary_sensor.outdoor_camera_motion").state == "off"
     assert home.state("cover.garage_door").state == "closed"
+
+
+# synthetic-home entity arguments (the `_attr_*` of Home Assistant's entity classes), and the
+# state and attributes Home Assistant writes from them (tests/integration/test_generated_shapes.py
+# checks the same against Home Assistant itself): (entity, arguments, state, shown, not shown).
+ARGUMENT_CASES = [
+    ("switch.plug", {"is_on": True}, "on", {}, {"is_on"}),
+    (
+        "lock.door",
+        {"is_locked": True, "code_format": None},
+        "locked",
+        {},
+        {"is_locked", "code_format"},
+    ),
+    ("lock.door", {"is_locked": True, "is_jammed": True}, "jammed", {}, {"is_jammed"}),
+    (
+        "cover.blind",
+        {"is_closed": False, "current_cover_position": 40, "current_cover_tilt_position": None},
+        "open",
+        {"current_position": 40, "is_closed": False},
+        {"current_cover_position", "current_tilt_position", "current_cover_tilt_position"},
+    ),
+    ("cover.blind", {"is_closed": True, "is_opening": True}, "opening", {}, {"is_opening"}),
+    (
+        "valve.main",
+        {"reports_position": True, "current_valve_position": 0, "is_closed": False},
+        "closed",
+        {"current_position": 0, "is_closed": True},
+        {"reports_position", "current_valve_position"},
+    ),
+    (
+        "valve.main",
+        {"is_closed": False, "current_valve_position": 30},
+        "open",
+        {},
+        {"current_position"},
+    ),
+    ("vacuum.robot", {"activity": "docked"}, "docked", {}, {"activity"}),
+    (
+        "media_player.tv",
+        {"state": "playing", "media_title": "Blue in Green", "media_artist": None},
+        "playing",
+        {"media_title": "Blue in Green"},
+        {"state", "media_artist"},
+    ),
+    (
+        "humidifier.room",
+        {"is_on": False, "target_humidity": 45, "current_humidity": None, "action": "humidifying"},
+        "off",
+        {"humidity": 45, "action": "off", "min_humidity": 0, "max_humidity": 100},
+        {"target_humidity", "current_humidity"},
+    ),
+    (
+        "climate.hall",
+        {
+            "supported_features": 1,
+            "hvac_modes": ["off", "heat"],
+            "hvac_mode": "heat",
+            "target_temperature": 21,
+            "target_temperature_step": 0.5,
+            "temperature_unit": "°C",
+        },
+        "heat",
+        {"temperature": 21, "target_temp_step": 0.5, "min_temp": 7, "max_temp": 35},
+        {"target_temperature", "target_temperature_step", "temperature_unit"},
+    ),
+    (
+        "water_heater.tank",
+        {
+            "supported_features": 7,
+            "operation_list": ["off", "eco"],
+            "current_operation": "eco",
+            "target_temperature": 50,
+            "is_away_mode_on": True,
+            "temperature_unit": "°C",
+        },
+        "eco",
+        {
+            "operation_mode": "eco",
+            "away_mode": "on",
+            "temperature": 50,
+            "target_temp_high": None,
+            "min_temp": 43.3,
+            "max_temp": 60.0,
+        },
+        {"current_operation", "is_away_mode_on", "target_temperature", "temperature_unit"},
+    ),
+    (
+        "water_heater.tank",
+        {"supported_features": 1, "operation_list": None, "current_operation": "eco"},
+        "eco",
+        {},
+        {"operation_list", "operation_mode", "away_mode"},
+    ),
+    (
+        "fan.desk",
+        {"supported_features": 2, "is_on": True, "percentage": 67, "oscillating": True},
+        "on",
+        {"oscillating": True},
+        {"percentage", "percentage_step", "is_on"},
+    ),
+    (
+        "light.lamp",
+        {"supported_color_modes": ["hs", "color_temp"], "is_on": False, "color_mode": "hs"},
+        "off",
+        {
+            "supported_color_modes": ["color_temp", "hs"],
+            "min_color_temp_kelvin": 2000,
+            "max_color_temp_kelvin": 6535,
+        },
+        {"is_on"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("entity_id", "arguments", "state", "shown", "unshown"), ARGUMENT_CASES)
+def test_synthetic_home_arguments_show_as_home_assistant_writes_them(
+    entity_id: str, arguments: dict[str, Any], state: str, shown: dict[str, Any], unshown: set[str]
+) -> None:
+    """An inventory's arguments are the entity's `_attr_*`: the state comes from is_on,
+    is_closed, is_locked, activity...; attributes have Home Assistant's names; what HA always
+    shows has its defaults, and what it omits (unknown values, other features') is not shown."""
+    home, _ = import_ha_snapshot({"entities": [{"id": entity_id, "attributes": arguments}]})
+    imported = home.state(entity_id)
+    assert imported.state == state
+    assert {key: imported.attributes.get(key) for key in shown} == shown
+    assert not unshown & set(imported.attributes)
 
 
 def test_an_inventory_feature_the_twin_does_not_know_is_refused() -> None:

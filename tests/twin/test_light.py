@@ -943,3 +943,38 @@ def test_turn_on_without_brightness_keeps_an_imported_brightness_of_0() -> None:
         0,
         (30, 50),
     )
+
+
+# --- effects: "off" is Home Assistant's no effect ------------------------------------------------
+
+EFFECT_LIGHT = {
+    "entity_id": "light.strip",
+    "state": "on",
+    "attributes": {
+        "supported_color_modes": ["onoff"],
+        "color_mode": "onoff",
+        "supported_features": 4,
+        "effect_list": ["colorloop", "rainbow"],
+        "effect": None,
+    },
+}
+
+
+def test_effect_off_stops_an_effect_the_light_does_not_list() -> None:
+    """LightEntity treats EFFECT_OFF ("off") as no effect, whatever the effect_list; a light
+    whose list lacks it takes it as Home Assistant passes it on, and shows it."""
+    home, _ = import_ha_snapshot({"states": [EFFECT_LIGHT]})
+    home.call_service("light", "turn_on", {"effect": "colorloop"}, {"entity_id": "light.strip"})
+    home.call_service("light", "turn_on", {"effect": "off"}, {"entity_id": "light.strip"})
+    assert home.state("light.strip").attributes["effect"] == "off"
+    with pytest.raises(ServiceValidationError, match="no effect 'sparkle'"):
+        home.call_service("light", "turn_on", {"effect": "sparkle"}, {"entity_id": "light.strip"})
+
+
+def test_an_imported_light_showing_no_effect_keeps_none_after_off_and_on() -> None:
+    """An imported light that is on with effect None has none: turned off and on, it shows None
+    again, as the entity does, not an invented "off"."""
+    home, _ = import_ha_snapshot({"states": [EFFECT_LIGHT]})
+    for service in ("turn_off", "turn_on"):
+        home.call_service("light", service, target={"entity_id": "light.strip"})
+    assert home.state("light.strip").attributes["effect"] is None

@@ -13,6 +13,7 @@ from twin.catalog import load_catalog
 from twin.domains import lock
 from twin.errors import InvalidServiceDataError, ServiceNotSupportedError, ServiceValidationError
 from twin.home import Home, ServiceResult
+from twin.homefile import import_ha_snapshot
 from twin.registry import Area, EntityEntry
 
 FRONT = "lock.front_door"  # smart deadbolt: lock, unlock; no code
@@ -187,3 +188,25 @@ def test_every_other_code_is_refused(code: str) -> None:
     with pytest.raises(ServiceValidationError):
         call(home, "unlock", GATE, code=code)
     assert home.state(GATE) is before
+
+
+# --- imported locks keep their code format -------------------------------------------------------
+
+
+@pytest.mark.parametrize("registry", [False, True])
+def test_an_imported_lock_checks_its_code_format(registry: bool) -> None:
+    """Home Assistant writes code_format in the state only (it is no capability attribute): a
+    lock imported from a snapshot, with or without its registry entry, still checks codes."""
+    attributes = {"supported_features": 0, "code_format": r"^\d{4}$"}
+    snapshot: dict[str, Any] = {
+        "states": [{"entity_id": GATE, "state": "locked", "attributes": attributes}]
+    }
+    if registry:
+        snapshot["entities"] = [{"entity_id": GATE, "capabilities": {}}]
+    home, _ = import_ha_snapshot(snapshot)
+    for data in ({}, {"code": "12"}):
+        with pytest.raises(ServiceValidationError, match="doesn't match pattern"):
+            call(home, "unlock", GATE, **data)
+    assert home.state(GATE).state == "locked"
+    call(home, "unlock", GATE, code="1234")
+    assert home.state(GATE).state == "unlocked"

@@ -277,3 +277,12 @@ def test_any_position_out_of_range_changes_nothing(position: int) -> None:
     with pytest.raises(InvalidServiceDataError, match="value must be at"):
         call(home, "set_valve_position", LAWN, position=position)
     assert home.states == before
+
+
+def test_a_valve_without_a_position_opening_from_closed_toggles_open(home: Home) -> None:
+    """ValveEntity.async_toggle reads is_closed, which a valve without a position shows: one
+    opening that still says closed (and cannot stop) is opened, as Home Assistant does."""
+    moving = add_valve(home, "opening", valve.OPEN | valve.CLOSE, is_closed=True)
+    call(home, "toggle", moving)
+    assert home.state(moving).state == "open"
+    assert home.state(moving).attributes["is_closed"] is False

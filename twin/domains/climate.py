@@ -19,7 +19,7 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Handler, Service, check_range, schema
 from ..state import State
 from ..validation import Numeric, string
-from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes, has_feature
+from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes, has_feature, renamed
 from .rules import (
     PERCENT,
     STEP,
@@ -88,12 +88,20 @@ ATTR_SWING_MODE = "swing_mode"
 ATTR_SWING_HORIZONTAL_MODE = "swing_horizontal_mode"
 TEMPERATURE_KEYS = (ATTR_TEMPERATURE, ATTR_TARGET_TEMP_HIGH, ATTR_TARGET_TEMP_LOW)
 
-DEFAULT_MIN_TEMP = 7.0
-DEFAULT_MAX_TEMP = 35.0
+DEFAULT_MIN_TEMP = 7
+DEFAULT_MAX_TEMP = 35
 DEFAULT_MIN_HUMIDITY = 30
 DEFAULT_MAX_HUMIDITY = 99
 # Half the width of the range a dual thermostat starts with when it never had one.
 RANGE_HALF_WIDTH = 1.0
+# The `_attr_*` names of a thermostat's (and a water heater's) targets, and Home Assistant's.
+TARGET_ARGUMENTS = {
+    "target_temperature": ATTR_TEMPERATURE,
+    "target_temperature_low": ATTR_TARGET_TEMP_LOW,
+    "target_temperature_high": ATTR_TARGET_TEMP_HIGH,
+    "target_temperature_step": "target_temp_step",
+    "target_humidity": ATTR_HUMIDITY,
+}
 LAST_ON_MODE = "last_on_mode"
 
 # For each mode-like field: its label, its plural and the capability listing its options.
@@ -355,6 +363,27 @@ def _option_service(key: str, feature: int, description: str) -> Service:
 AUX_HEAT = 64  # ClimateEntityFeature.AUX_HEAT, which Home Assistant has retired
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home thermostat's arguments under ClimateEntity's attribute names, with its
+    default temperature range (shown always); its temperature_unit is the entity's unit, no
+    attribute, and a current humidity or action shows only when known."""
+    renamed(arguments, TARGET_ARGUMENTS)
+    arguments.pop("temperature_unit", None)
+    for key in ("current_humidity", ATTR_HVAC_ACTION):
+        if key in arguments and arguments[key] is None:
+            del arguments[key]
+    arguments.setdefault(ATTR_MIN_TEMP, DEFAULT_MIN_TEMP)
+    arguments.setdefault(ATTR_MAX_TEMP, DEFAULT_MAX_TEMP)
+    return None
+
+
+def show(entity: EntityDraft) -> None:
+    """ClimateEntity's humidity range, shown with TARGET_HUMIDITY: its defaults if not given."""
+    if entity.supports(TARGET_HUMIDITY):
+        entity.attributes.setdefault(ATTR_MIN_HUMIDITY, DEFAULT_MIN_HUMIDITY)
+        entity.attributes.setdefault(ATTR_MAX_HUMIDITY, DEFAULT_MAX_HUMIDITY)
+
+
 def _consistent(entry: EntityEntry, state: State) -> None:
     """Its temperature and humidity ranges in order, as set_temperature and set_humidity use."""
     caps = entry.capabilities
@@ -471,8 +500,10 @@ DOMAIN = Domain.of(
                 *(options_key for _, _, options_key in OPTIONS.values()),
             }
         ),
+        arguments=from_arguments,
         state_attribute=ATTR_HVAC_MODE,
         temperature_unit=True,
+        shows=show,
     ),
     color="#e76f51",
 )

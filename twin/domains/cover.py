@@ -21,7 +21,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, string
-from .descriptor import Carrying, Domain, FieldNotes, has_feature
+from .descriptor import Carrying, Domain, FieldNotes, flag_state, has_feature, renamed
 from .rules import PERCENT, EntityRules, flag, names, optional
 
 OPEN = 1
@@ -153,6 +153,26 @@ def toggle_cover_tilt(entity: EntityDraft, data: dict[str, Any]) -> None:
     _put(entity, ATTR_CURRENT_TILT_POSITION, 100 if closed else 0)
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """CoverEntity's state and positions from a synthetic-home cover's arguments (a position
+    shows only when known)."""
+    renamed(
+        arguments,
+        {
+            "current_cover_position": ATTR_CURRENT_POSITION,
+            "current_cover_tilt_position": ATTR_CURRENT_TILT_POSITION,
+        },
+    )
+    for key in (ATTR_CURRENT_POSITION, ATTR_CURRENT_TILT_POSITION):
+        if key in arguments and arguments[key] is None:
+            del arguments[key]
+    return flag_state(
+        arguments,
+        {"is_opening": STATE_OPENING, "is_closing": STATE_CLOSING},
+        (ATTR_IS_CLOSED, STATE_CLOSED, STATE_OPEN),
+    )
+
+
 # What a cover may hold (twin.domains.rules).
 RULES = EntityRules(
     {
@@ -239,6 +259,7 @@ DOMAIN = Domain.of(
     },
     carrying=Carrying(
         capabilities=frozenset({ATTR_SUPPORTED_SPEEDS}),
+        arguments=from_arguments,
         boolean_states=(STATE_OPEN, STATE_CLOSED),
     ),
     color="#6a994e",

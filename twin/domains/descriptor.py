@@ -55,9 +55,15 @@ class FieldNotes:
 class Carrying:
     """How home files, Home Assistant snapshots and synthetic-home inventories carry entities.
 
-    `capabilities` are Home Assistant's capability_attributes (static attributes, kept in the
-    registry too); `tuples` are attributes Home Assistant keeps as tuples, which JSON makes lists;
-    `boolean_states` are what an inventory's true and false states stand for;
+    `capabilities` are the static attributes the twin keeps with the entity: Home Assistant's
+    capability_attributes (kept in the registry too) and the static ones HA writes only in the
+    state (a lock's code_format, a fan's percentage_step); `arguments` turns a synthetic-home
+    entity's arguments (its `_attr_*` names) that Home Assistant shows under another name or
+    form into those (a fan's speed_count into its percentage_step, a cover's
+    current_cover_position into current_position), in place, and returns the state they give
+    (from is_on, is_closed, is_locked...) or None; `tuples` are attributes Home
+    Assistant keeps as tuples, which JSON makes lists; `boolean_states` are what an inventory's
+    true and false states stand for;
     `state_attribute` is an inventory attribute that holds the state when it has none, and
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
@@ -69,6 +75,7 @@ class Carrying:
     """
 
     capabilities: frozenset[str] = frozenset()
+    arguments: Callable[[dict[str, Any]], str | None] | None = None
     tuples: frozenset[str] = frozenset()
     boolean_states: tuple[str, str] = ("on", "off")
     state_attribute: str | None = None
@@ -136,6 +143,33 @@ class Domain:
 def has_feature(feature: int) -> FieldFilter:
     """A feature filter of services.yaml: the entity has every bit of `feature`."""
     return lambda entry: entry.supported_features & feature == feature
+
+
+def renamed(arguments: dict[str, Any], names: Mapping[str, str]) -> None:
+    """Give synthetic-home arguments Home Assistant's attribute names (argument -> attribute)."""
+    for argument, attribute in names.items():
+        if argument in arguments:
+            arguments[attribute] = arguments.pop(argument)
+
+
+def flag_state(
+    arguments: dict[str, Any], flags: Mapping[str, str], settled: tuple[str, str, str]
+) -> str | None:
+    """An entity's state from its `is_*` arguments, as its Home Assistant class writes it: the
+    state of the first true of `flags` (argument -> state), else by the `settled` (argument,
+    state if true, state if false); None when none is given. The flags are taken out."""
+    moving = [state for argument, state in flags.items() if arguments.pop(argument, None)]
+    argument, true, false = settled
+    value = arguments.get(argument)
+    if moving:
+        return moving[0]
+    return None if value is None else true if value else false
+
+
+def toggle_state(arguments: dict[str, Any]) -> str | None:
+    """A ToggleEntity's state from its is_on argument (taken out): on, off, or None."""
+    is_on = arguments.pop("is_on", None)
+    return None if is_on is None else "on" if is_on else "off"
 
 
 # The outcomes of the on/off services most domains have.

@@ -12,10 +12,19 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..errors import ServiceValidationError
+from ..errors import HomeDefinitionError, ServiceValidationError
 from ..service import EntityDraft, Service, schema
-from ..validation import Numeric, boolean, string
-from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes, has_feature
+from ..validation import Numeric, boolean, shown, string
+from .descriptor import (
+    ON_OFF_OUTCOMES,
+    CapabilityRange,
+    Carrying,
+    Domain,
+    FieldNotes,
+    has_feature,
+    renamed,
+    toggle_state,
+)
 from .rules import ON_OFF, PERCENT, EntityRules, flag, names, number, optional, text
 
 # FanEntityFeature.
@@ -204,7 +213,7 @@ def set_preset_mode(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 def show(entity: EntityDraft) -> None:
     """Show every attribute FanEntity.state_attributes writes for the fan's features, with
-    Home Assistant's defaults for what an imported fan does not say."""
+    Home Assistant's defaults for what an imported fan does not say, and no others."""
     features = entity.entry.supported_features
     shown: dict[str, Any] = {}
     if features & DIRECTION:
@@ -214,11 +223,35 @@ def show(entity: EntityDraft) -> None:
     if features & SET_SPEED:
         shown[ATTR_PERCENTAGE] = 0
         shown[ATTR_PERCENTAGE_STEP] = 100 / speed_count(entity)
+    else:
+        # FanEntity shows no speed for a fan that cannot set one.
+        entity.attributes.pop(ATTR_PERCENTAGE, None)
+        entity.attributes.pop(ATTR_PERCENTAGE_STEP, None)
     if features & _SHOWS_PRESET:
         shown[ATTR_PRESET_MODE] = None
         shown[ATTR_PRESET_MODES] = entity.capabilities.get(ATTR_PRESET_MODES)
     for key, value in shown.items():
         entity.attributes.setdefault(key, value)
+
+
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home fan's arguments as Home Assistant shows them: its speed_count as the
+    percentage_step (FanEntity.percentage_step is 100 / speed_count), its current_direction as
+    the direction; and its state, from is_on."""
+    renamed(arguments, {"current_direction": ATTR_DIRECTION})
+    count = arguments.pop("speed_count", None)
+    if count is not None:
+        arguments[ATTR_PERCENTAGE_STEP] = 100 / _speed_count(count)
+    return toggle_state(arguments)
+
+
+def _speed_count(count: Any) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
+        raise HomeDefinitionError(
+            "attributes.speed_count: expected a whole number of speeds, 1-10000, got "
+            f"{shown(count)}"
+        )
+    return count
 
 
 _STEP_SCHEMA = schema({vol.Optional(ATTR_PERCENTAGE_STEP): _PERCENTAGE})
@@ -319,6 +352,10 @@ DOMAIN = Domain.of(
         ATTR_DIRECTION: FieldNotes(options=DIRECTIONS),
     },
     state_outcomes=ON_OFF_OUTCOMES,
-    carrying=Carrying(capabilities=frozenset({ATTR_PRESET_MODES}), shows=show),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_PRESET_MODES, ATTR_PERCENTAGE_STEP}),
+        arguments=from_arguments,
+        shows=show,
+    ),
     color="#4ea8de",
 )

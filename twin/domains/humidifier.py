@@ -16,7 +16,15 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import Numeric, string
-from .descriptor import ON_OFF_OUTCOMES, CapabilityRange, Carrying, Domain, FieldNotes
+from .descriptor import (
+    ON_OFF_OUTCOMES,
+    CapabilityRange,
+    Carrying,
+    Domain,
+    FieldNotes,
+    renamed,
+    toggle_state,
+)
 from .rules import ON_OFF, PERCENT, STEP, EntityRules, names, optional, ordered, text
 
 # HumidifierEntityFeature.
@@ -106,6 +114,22 @@ def set_mode(entity: EntityDraft, data: dict[str, Any]) -> None:
     entity.attributes[ATTR_MODE] = mode
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home humidifier's arguments as HumidifierEntity writes them: target_humidity
+    as humidity, the humidities and action only when known (an off device's action is off), the
+    default humidity range; and the state, from is_on."""
+    state = toggle_state(arguments)
+    renamed(arguments, {"target_humidity": ATTR_HUMIDITY})
+    for key in (ATTR_HUMIDITY, ATTR_CURRENT_HUMIDITY, ATTR_ACTION):
+        if key in arguments and arguments[key] is None:
+            del arguments[key]
+    if state == "off" and ATTR_ACTION in arguments:
+        arguments[ATTR_ACTION] = OFF
+    arguments.setdefault(ATTR_MIN_HUMIDITY, DEFAULT_MIN_HUMIDITY)
+    arguments.setdefault(ATTR_MAX_HUMIDITY, DEFAULT_MAX_HUMIDITY)
+    return state
+
+
 # --- what a humidifier may hold (twin.domains.rules) ----------------------------------------------
 
 
@@ -167,7 +191,8 @@ DOMAIN = Domain.of(
     carrying=Carrying(
         capabilities=frozenset(
             {ATTR_MIN_HUMIDITY, ATTR_MAX_HUMIDITY, "target_humidity_step", ATTR_AVAILABLE_MODES}
-        )
+        ),
+        arguments=from_arguments,
     ),
     color="#48cae4",
 )

@@ -6,8 +6,8 @@ filter_turn_on_params, "brightness 0 turns the light off", toggle, and LightEnti
 What Home Assistant leaves to the integration follows its demo light, as a real bulb does: the bulb
 remembers its brightness, colour and effect while off (in `hidden`), its color_mode follows the last
 colour set, it clamps colour temperatures to its range and channels to 0-255, refuses effects it
-lacks, and flash and transition change nothing that lasts. Only Home Assistant's built-in light
-profiles exist.
+lacks (but "off", Home Assistant's no effect), and flash and transition change nothing that lasts.
+Only Home Assistant's built-in light profiles exist.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .descriptor import (
     FieldFilter,
     FieldNotes,
     has_feature,
+    toggle_state,
 )
 from .rules import ON_OFF, EntityRules, names, number, one_of, optional, sequence, text
 
@@ -212,6 +213,19 @@ def show(entity: EntityDraft) -> None:
     _Light(entity).show()
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home light's arguments as LightEntity writes them: supported_color_modes
+    sorted, the default colour temperature range of a light with color_temp, and the state from
+    is_on (without it, Carrying.on_attribute decides)."""
+    modes = arguments.get("supported_color_modes")
+    if isinstance(modes, list) and all(isinstance(mode, str) for mode in modes):
+        arguments["supported_color_modes"] = sorted(set(modes))
+        if COLOR_TEMP in modes:
+            arguments.setdefault("min_color_temp_kelvin", DEFAULT_MIN_KELVIN)
+            arguments.setdefault("max_color_temp_kelvin", DEFAULT_MAX_KELVIN)
+    return toggle_state(arguments)
+
+
 def remembered(entry: EntityEntry, state: State) -> Mapping[str, Any]:
     """What the light remembers, on or off (LightEntity's `_attr_*`): what HA's light code reads.
 
@@ -257,7 +271,9 @@ class _Light:
             brightness = shown.get("brightness")
             memory["brightness"] = 255 if brightness is None else brightness
         if self.entity.supports(EFFECT):
-            memory["effect"] = shown.get("effect") or EFFECT_OFF
+            # A light that is on shows its effect, None too; one that is off shows none.
+            on = self.entity.state == "on"
+            memory["effect"] = shown.get("effect", EFFECT_OFF) if on else EFFECT_OFF
         if (key := COLOR_KEYS.get(mode)) is not None:
             value = shown.get(key)
             if mode == COLOR_TEMP:
@@ -363,7 +379,8 @@ class _Light:
         effect = params.get("effect") if entity.supports(EFFECT) else None
         if effect is not None:
             effects = entity.capabilities.get("effect_list") or []
-            if effect not in effects:
+            # "off" is Home Assistant's no effect (EFFECT_OFF), whatever the light lists.
+            if effect not in effects and effect != EFFECT_OFF:
                 raise ServiceValidationError(
                     f"{entity.entity_id} has no effect {effect!r}; effects: {', '.join(effects)}"
                 )
@@ -611,6 +628,7 @@ DOMAIN = Domain.of(
             }
         ),
         tuples=frozenset(_COLOR_FIELDS - {"color_name"}),
+        arguments=from_arguments,
         on_attribute="brightness",
         shows=show,
     ),

@@ -21,7 +21,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import string
-from .descriptor import Domain, FieldNotes
+from .descriptor import Carrying, Domain, FieldNotes, flag_state
 from .rules import EntityRules, optional, pattern
 
 OPEN = 1
@@ -70,6 +70,26 @@ def open_lock(entity: EntityDraft, data: dict[str, Any]) -> None:
     entity.state = STATE_OPEN
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """LockEntity.state from a synthetic-home lock's is_* arguments, which it does not show; its
+    code_format shows only when it has one."""
+    state = flag_state(
+        arguments,
+        {
+            "is_jammed": "jammed",
+            "is_opening": "opening",
+            "is_locking": "locking",
+            "is_open": STATE_OPEN,
+            "is_unlocking": "unlocking",
+        },
+        ("is_locked", STATE_LOCKED, STATE_UNLOCKED),
+    )
+    arguments.pop("is_locked", None)
+    if ATTR_CODE_FORMAT in arguments and arguments[ATTR_CODE_FORMAT] is None:
+        del arguments[ATTR_CODE_FORMAT]
+    return state
+
+
 # What a lock may hold (twin.domains.rules): a code_format that compiles.
 # LockState: every state a Home Assistant lock writes.
 STATES = frozenset(
@@ -90,5 +110,7 @@ DOMAIN = Domain.of(
     device=True,
     fields={ATTR_CODE: FieldNotes(pattern_from=ATTR_CODE_FORMAT)},
     state_outcomes={"lock": '== "locked"', "unlock": '== "unlocked"', "open": '== "open"'},
+    # Home Assistant writes code_format in the state only; the twin keeps it with the entity.
+    carrying=Carrying(capabilities=frozenset({ATTR_CODE_FORMAT}), arguments=from_arguments),
     color="#343a40",
 )

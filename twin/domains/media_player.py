@@ -441,6 +441,14 @@ def _held(value: Any) -> Any:
     return value
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """MediaPlayerEntity writes only what a player knows: an argument that is None shows
+    nothing. The state is the `state` argument (Carrying.state_attribute)."""
+    for key in [key for key, value in arguments.items() if value is None]:
+        del arguments[key]
+    return None
+
+
 def _consistent(entry: EntityEntry, state: State) -> None:
     """Its place in the built-in playlist within the playlist (`_show_media` shows that item)."""
     track = state.hidden.get(HIDDEN_TRACK)
@@ -584,6 +592,11 @@ DOMAIN = Domain.of(
         "media_pause": '== "paused"',
         "media_stop": 'not in ("playing", "paused", "buffering")',
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}), holds=hold),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}),
+        arguments=from_arguments,
+        state_attribute="state",
+        holds=hold,
+    ),
     color="#9d4edd",
 )

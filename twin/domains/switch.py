@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..service import EntityDraft, Service
-from .descriptor import ON_OFF_OUTCOMES, Domain
+from .descriptor import ON_OFF_OUTCOMES, Carrying, Domain, toggle_state
 from .rules import ON_OFF, EntityRules
 
 
@@ -34,5 +34,6 @@ DOMAIN = Domain.of(
     rules=EntityRules(states=ON_OFF),
     device=True,
     state_outcomes=ON_OFF_OUTCOMES,
+    carrying=Carrying(arguments=toggle_state),
     color="#8d99ae",
 )

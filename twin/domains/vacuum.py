@@ -167,6 +167,6 @@ DOMAIN = Domain.of(
         "stop": 'in ("idle", "docked")',
         "return_to_base": 'in ("returning", "docked")',
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_FAN_SPEED_LIST})),
+    carrying=Carrying(capabilities=frozenset({ATTR_FAN_SPEED_LIST}), state_attribute="activity"),
     color="#b08968",
 )

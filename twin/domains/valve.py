@@ -21,7 +21,7 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Carrying, Domain
+from .descriptor import Carrying, Domain, flag_state
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -86,20 +86,39 @@ def stop_valve(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 
 def toggle(entity: EntityDraft, data: dict[str, Any]) -> None:
-    """Stop, open or close, by Home Assistant's ValveEntity.async_toggle rules.
-
-    `is_closed` is the state being `closed`, as in HA's demo valve: a moving valve is not closed.
-    """
+    """Stop, open or close, by Home Assistant's ValveEntity.async_toggle rules: they read the
+    valve's is_closed. A valve without a position shows it, and one opening from closed may
+    still say closed; one that reports its position shows is_closed from the position, so its
+    own is the state being `closed`, as in HA's demo valve (a moving valve is not closed)."""
     _note_motion(entity)
+    attributes = entity.attributes
+    closed = entity.state == STATE_CLOSED
+    if ATTR_CURRENT_POSITION not in attributes:
+        closed = attributes.get(ATTR_IS_CLOSED, closed)
     if entity.state in (STATE_OPENING, STATE_CLOSING) and entity.supports(STOP):
         stop_valve(entity, data)
-    elif entity.state == STATE_CLOSED:
+    elif closed:
         _move(entity, 100)
     else:
         _move(entity, 0 if entity.hidden.get(LAST_MOVE_OPEN, True) else 100)
 
 
 _percent = Numeric(int, 0, 100)
+
+
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """ValveEntity's state and attributes from a synthetic-home valve's arguments: a valve that
+    reports_position shows its position, which decides is_closed; another shows is_closed."""
+    reports = arguments.pop("reports_position", False)
+    position = arguments.pop("current_valve_position", None)
+    if reports:
+        arguments[ATTR_CURRENT_POSITION] = position
+        arguments[ATTR_IS_CLOSED] = None if position is None else position == 0
+    return flag_state(
+        arguments,
+        {"is_opening": STATE_OPENING, "is_closing": STATE_CLOSING},
+        (ATTR_IS_CLOSED, STATE_CLOSED, STATE_OPEN),
+    )
 
 
 # What a valve may hold (twin.domains.rules).
@@ -140,6 +159,6 @@ DOMAIN = Domain.of(
     device=True,
     key_attributes=(ATTR_CURRENT_POSITION,),
     state_outcomes={"open_valve": '== "open"', "close_valve": '== "closed"'},
-    carrying=Carrying(boolean_states=(STATE_OPEN, STATE_CLOSED)),
+    carrying=Carrying(arguments=from_arguments, boolean_states=(STATE_OPEN, STATE_CLOSED)),
     color="#2a9d8f",
 )

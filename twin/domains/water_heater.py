@@ -18,8 +18,8 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Service, check_range, schema
 from ..state import State
 from ..validation import Numeric, boolean, string
-from .climate import display_temperature
-from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes
+from .climate import TARGET_ARGUMENTS, display_temperature
+from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes, renamed
 from .rules import STEP, TEMPERATURE, EntityRules, names, one_of, optional, ordered, text
 
 # WaterHeaterEntityFeature, by the names device types use.
@@ -115,6 +115,42 @@ def turn_off(entity: EntityDraft, data: dict[str, Any]) -> None:
     _set_operation(entity, STATE_OFF)
 
 
+def from_arguments(arguments: dict[str, Any]) -> str | None:
+    """A synthetic-home water heater's arguments as WaterHeaterEntity writes them: the targets
+    under its names (all three shown, known or not), is_away_mode_on as away_mode, the default
+    temperature range, no temperature_unit (the entity's unit); its state is current_operation."""
+    renamed(arguments, TARGET_ARGUMENTS)
+    arguments.pop("temperature_unit", None)
+    away = arguments.pop("is_away_mode_on", None)
+    if away is not None:
+        arguments[ATTR_AWAY_MODE] = STATE_ON if away else STATE_OFF
+    for key, default in (
+        (ATTR_TEMPERATURE, None),
+        ("target_temp_high", None),
+        ("target_temp_low", None),
+        (ATTR_MIN_TEMP, DEFAULT_MIN_TEMP),
+        (ATTR_MAX_TEMP, DEFAULT_MAX_TEMP),
+    ):
+        arguments.setdefault(key, default)
+    operation: str | None = arguments.pop("current_operation", None)
+    return operation
+
+
+def show(entity: EntityDraft) -> None:
+    """The operation mode (and list) and away mode, shown only by a water heater with those
+    features."""
+    attributes = entity.attributes
+    if entity.supports(OPERATION_MODE):
+        attributes[ATTR_OPERATION_MODE] = entity.state
+    else:
+        attributes.pop(ATTR_OPERATION_MODE, None)
+        attributes.pop(ATTR_OPERATION_LIST, None)
+    if entity.supports(AWAY_MODE):
+        attributes.setdefault(ATTR_AWAY_MODE, STATE_OFF)
+    else:
+        attributes.pop(ATTR_AWAY_MODE, None)
+
+
 # --- what a water heater may hold (twin.domains.rules) --------------------------------------------
 
 
@@ -189,7 +225,9 @@ DOMAIN = Domain.of(
         capabilities=frozenset(
             {ATTR_MIN_TEMP, ATTR_MAX_TEMP, "target_temp_step", ATTR_OPERATION_LIST}
         ),
+        arguments=from_arguments,
         temperature_unit=True,
+        shows=show,
     ),
     color="#d62828",
 )

@@ -115,8 +115,9 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
         attributes.pop("native_unit_of_measurement", None),
         attributes.pop("unit_of_measurement", None),
     )
-    state = first_set(raw["state"], attributes.pop("native_value", None))
     carrying = domain_of(domain).carrying
+    given = carrying.arguments(attributes) if carrying.arguments is not None else None
+    state = first_set(raw["state"], attributes.pop("native_value", None), given)
     if carrying.state_attribute is not None:
         state = first_set(state, attributes.pop(carrying.state_attribute, None))
     capabilities = {key: value for key, value in attributes.items() if key in carrying.capabilities}

@@ -262,10 +262,13 @@ def _add_ha_entity(
     features = first_set(
         attributes.pop("supported_features", None), registry.get("supported_features")
     )
-    capabilities = registry.get("capabilities")
-    if capabilities is None:
-        static = domain_of(entity_id.partition(".")[0]).carrying.capabilities
-        capabilities = {key: value for key, value in attributes.items() if key in static}
+    # The registry holds Home Assistant's capability_attributes; the twin's other static
+    # attributes (a lock's code_format, a fan's percentage_step) only show in the state.
+    static = domain_of(entity_id.partition(".")[0]).carrying.capabilities
+    capabilities = {
+        **{key: value for key, value in attributes.items() if key in static},
+        **(registry.get("capabilities") or {}),
+    }
     entry = EntityEntry(
         entity_id=entity_id,
         name=name if name is not None else entity_id.partition(".")[2].replace("_", " "),
@@ -275,7 +278,7 @@ def _add_ha_entity(
         unit_of_measurement=unit,
         supported_features=features or 0,
         entity_category=registry.get("entity_category"),
-        capabilities=dict(capabilities),
+        capabilities=capabilities,
     )
     added = home.add_entity(entry, state["state"], attributes, any_domain=any_domain)
     imported = replace(
