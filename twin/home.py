@@ -333,7 +333,9 @@ class Home:
         drafts = []
         for step in plan.steps:
             for entry in step.entries:
-                drafts.append(_handle(step.service, entry, states[entry.entity_id], step.data))
+                drafts.append(
+                    _handle(step.service, entry, states[entry.entity_id], step.data, self.now)
+                )
         changed = [new for draft in drafts if (new := self._commit(draft)) is not None]
         return ServiceResult(tuple([draft.entry.entity_id for draft in drafts]), tuple(changed))
 
@@ -467,7 +469,7 @@ class Home:
                 for entry in step.entries:
                     try:
                         draft = _handle(
-                            step.service, entry, self.states[entry.entity_id], step.data
+                            step.service, entry, self.states[entry.entity_id], step.data, self.now
                         )
                     except TwinError as err:
                         error = error or err
@@ -497,13 +499,13 @@ class Home:
 
 
 def _handle(
-    service: Service, entry: EntityEntry, current: State, data: dict[str, Any]
+    service: Service, entry: EntityEntry, current: State, data: dict[str, Any], now: float
 ) -> EntityDraft:
     """The entity's draft after the service ran on it. A handler trusts the state it reads (the
     importers check it), so one that fails on an entity its domain cannot hold raises a typed
     InvalidEntityStateError naming the key instead; on a valid entity the failure is a bug, and
     propagates."""
-    draft = EntityDraft.of(entry, current)
+    draft = EntityDraft.of(entry, current, now)
     try:
         service.handler(draft, data)
     except TwinError:

@@ -19,18 +19,20 @@ class EntityDraft:
     """A mutable working copy of one entity's state while a service call is applied.
 
     Services change `state`, `attributes` and `hidden`; the home turns drafts into new States
-    only when every targeted entity accepted the call.
+    only when every targeted entity accepted the call. `now` is the home's clock (epoch seconds)
+    when the call is applied, for the states that are a time (a button's last press).
     """
 
     entry: EntityEntry
     state: str
     attributes: dict[str, Any]
     hidden: dict[str, Any]
+    now: float = 0.0
 
     @classmethod
-    def of(cls, entry: EntityEntry, current: State) -> EntityDraft:
+    def of(cls, entry: EntityEntry, current: State, now: float = 0.0) -> EntityDraft:
         """A draft of `current`, safe to change."""
-        return cls(entry, current.state, dict(current.attributes), dict(current.hidden))
+        return cls(entry, current.state, dict(current.attributes), dict(current.hidden), now)
 
     @property
     def entity_id(self) -> str:

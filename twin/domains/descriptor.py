@@ -85,6 +85,9 @@ class Domain:
     `state_outcomes` are the state each service leaves, as a test on state(id) such as
     `== "on"`; `attribute_outcomes` the (attribute, value) a service leaves. `color` is what
     twin.plots draws its devices in, so that the same kind of device looks the same everywhere.
+    `contents` names the memory (`hidden`) key of what an entity holds that Home Assistant gives
+    only through a response (a to-do list's items): the manual shows it, and goal conditions read
+    it with `item(id, name)`.
     """
 
     name: str
@@ -97,6 +100,7 @@ class Domain:
     state_outcomes: Mapping[str, str] = field(default_factory=dict)
     attribute_outcomes: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
     carrying: Carrying = field(default_factory=Carrying)
+    contents: str | None = None
     color: str = "black"
 
     def __post_init__(self) -> None:

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import voluptuous as vol
@@ -176,6 +177,28 @@ def check_state(domain_rules: EntityRules, state: str) -> None:
     if allowed is not None and state not in allowed | ANY_ENTITY_STATES:
         listed = ", ".join(sorted(allowed | ANY_ENTITY_STATES))
         raise vol.Invalid(f"state: expected one of {listed}, got {shown(state)}")
+
+
+def moment(timestamp: float, timespec: str = "auto") -> str:
+    """A time on the home's clock as Home Assistant writes a state that is one (a button's last
+    press): ISO 8601 in UTC, `datetime.isoformat` of `dt_util.utcnow()`."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec=timespec)
+
+
+def moment_state(entry: EntityEntry, state: State) -> None:
+    """A state that is a time (a button's, a scene's, an event's): ISO 8601 with its offset, as
+    `moment` writes it, unless Home Assistant has none yet (unknown) or cannot read it."""
+    if state.state in ANY_ENTITY_STATES:
+        return
+    try:
+        aware = datetime.fromisoformat(state.state).tzinfo is not None
+    except ValueError:
+        aware = False
+    if not aware:
+        raise vol.Invalid(
+            "state: expected a time such as 2026-01-01T08:00:00+00:00 (the last time it "
+            f"happened), or unknown, got {shown(state.state)}"
+        )
 
 
 TEMPERATURE = number(MIN_TEMPERATURE, MAX_TEMPERATURE)
