@@ -59,6 +59,8 @@ class Service:
 
     `required_features` lists feature sets; the entity must have all bits of at least one of them
     (Home Assistant's `required_features`). `schema` validates the data without the target keys.
+    `response_only` is Home Assistant's SupportsResponse.ONLY: the service only answers a caller
+    that asks for a response, which the twin's callers cannot, so every call is refused first.
     """
 
     name: str
@@ -66,6 +68,7 @@ class Service:
     schema: Validator = field(default_factory=lambda: vol.Schema({}, extra=vol.PREVENT_EXTRA))
     required_features: tuple[int, ...] = ()
     description: str = ""
+    response_only: bool = False
 
     def __post_init__(self) -> None:
         # A bare vol.All recompiles its parts on every call; inside a Schema it is compiled once.

@@ -8,8 +8,8 @@ TodoListEntity's.
 
 Home Assistant shows no item in the state: a list keeps them, and gives them through
 `todo.get_items`, which only answers a caller that asks for a response. The twin's service layer
-returns none, so `get_items` is refused as Home Assistant refuses a call without
-`return_response`, and the twin keeps the items in the entity's memory (`hidden["items"]`,
+returns none, so `get_items` is refused (`response_only`) as Home Assistant refuses a call
+without `return_response`, and the twin keeps the items in the entity's memory (`hidden["items"]`,
 Home Assistant's get_items form: uid, summary, status, and due and description when set), where
 the device manual (`describe`) and goal conditions (`item(id, summary)`) read them.
 
@@ -227,11 +227,7 @@ def remove_completed_items(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 
 def get_items(entity: EntityDraft, data: dict[str, Any]) -> None:
-    """Refused: Home Assistant answers it only to a caller that asks for a response."""
-    raise ServiceValidationError(
-        "The action requires responses and must be called with return_response=True; "
-        f"the twin returns none: describe {entity.entity_id} lists its items"
-    )
+    """Change nothing: it reads the items, for Home Assistant's answer (`response_only`)."""
 
 
 def _item(value: Any) -> Any:
@@ -325,10 +321,9 @@ DOMAIN = Domain.of(
             "get_items",
             get_items,
             _GET,
-            description=(
-                "Gets items on a to-do list; Home Assistant answers it only with "
-                "return_response, which the tools do not ask for: describe lists the items."
-            ),
+            description="Gets items on a to-do list (only with return_response, which the "
+            "tools do not ask for: describe lists the items).",
+            response_only=True,
         ),
     ],
     {
