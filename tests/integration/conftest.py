@@ -44,7 +44,9 @@ def every_device_home() -> Home:
 # feature and its items, one that only adds, updates and removes, and a scene.
 DEVICELESS = [
     (
-        EntityEntry("todo.shopping_list", "Shopping list", area_id="kitchen", supported_features=127),
+        EntityEntry(
+            "todo.shopping_list", "Shopping list", area_id="kitchen", supported_features=127
+        ),
         "2",
         {
             "items": [

@@ -22,7 +22,7 @@ def press(entity: EntityDraft, data: dict[str, Any]) -> None:
 DOMAIN = Domain.of(
     "button",
     [Service("press", press, description="Press the button entity.")],
-    rules=EntityRules(consistent=moment_state),
+    rules=EntityRules(state=moment_state),
     device=True,
     color="#6c757d",
 )

@@ -49,8 +49,7 @@ _KEPT = frozenset(
 
 
 def _consistent(entry: EntityEntry, state: State) -> None:
-    """A time for a state, and a last event type among the entity's event types."""
-    moment_state(entry, state)
+    """A last event type among the entity's event types."""
     event_type = state.attributes.get(ATTR_EVENT_TYPE)
     types = entry.capabilities.get(ATTR_EVENT_TYPES)
     if event_type is not None and types is not None and event_type not in types:
@@ -64,7 +63,9 @@ DOMAIN = Domain(
     "event",
     {},
     rules=EntityRules(
-        {ATTR_EVENT_TYPES: names(), ATTR_EVENT_TYPE: optional(text)}, consistent=_consistent
+        {ATTR_EVENT_TYPES: names(), ATTR_EVENT_TYPE: optional(text)},
+        consistent=_consistent,
+        state=moment_state,
     ),
     key_attributes=(ATTR_EVENT_TYPE,),
     carrying=Carrying(capabilities=frozenset({ATTR_EVENT_TYPES})),

@@ -36,7 +36,7 @@ DOMAIN = Domain.of(
             description="Activates a scene.",
         )
     ],
-    rules=EntityRules(consistent=moment_state),
+    rules=EntityRules(state=moment_state),
     device=True,
     color="#b5838d",
 )

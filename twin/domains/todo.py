@@ -256,12 +256,17 @@ def _items(value: Any) -> Any:
     return value
 
 
+def _count_state(value: str) -> str:
+    """A state that is a count of open items."""
+    if _count(value) is None:
+        raise vol.Invalid(f"expected the number of open items, got {shown(value)}")
+    return value
+
+
 def _consistent(entry: EntityEntry, state: State) -> None:
-    """A count for a state, no fewer than the open items the list keeps; one uid per item."""
+    """No fewer open items counted than the list keeps; one uid per item."""
     count = _count(state.state)
     items = items_of(state)
-    if count is None and state.state not in ("unknown", "unavailable"):
-        raise vol.Invalid(f"state: expected the number of open items, got {shown(state.state)}")
     if count is not None and count < _open(items):
         raise vol.Invalid(
             f"state: {count} open items, but the list keeps {_open(items)} that need action"
@@ -289,7 +294,7 @@ def _inventory_items(entity: EntityDraft) -> None:
     entity.state = str(_open(items))
 
 
-RULES = EntityRules({ITEMS: _items}, consistent=_consistent)
+RULES = EntityRules({ITEMS: _items}, consistent=_consistent, state=_count_state)
 
 _APPLIES = {key: FieldNotes(applies=has_feature(need)) for key, (need, _) in _ITEM_FIELDS.items()}
 

@@ -421,7 +421,9 @@ def settle_imported(home: Home, entry: EntityEntry, state: State, *, arguments: 
     draft = EntityDraft.of(entry, state)
     for hook in hooks:
         hook(draft)
-    home.states[entry.entity_id] = replace(state, attributes=draft.attributes, hidden=draft.hidden)
+    home.states[entry.entity_id] = replace(
+        state, state=draft.state, attributes=draft.attributes, hidden=draft.hidden
+    )
 
 
 @contextmanager
