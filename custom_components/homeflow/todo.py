@@ -110,7 +110,7 @@ class HomeFlowTodoList(HomeFlowEntity, TodoListEntity):
     async def async_update_todo_item(self, item: TodoItem) -> None:
         """Update an item: what differs from the twin's, and its status."""
         old = next(old for old in self.todo_items if old.uid == item.uid)
-        data: dict[str, Any] = {ATTR_ITEM: item.uid, ATTR_STATUS: item.status}
+        data: dict[str, Any] = {ATTR_ITEM: item.uid, ATTR_STATUS: str(item.status)}
         if item.summary != old.summary:
             data[ATTR_RENAME] = item.summary
         if item.due != old.due:
