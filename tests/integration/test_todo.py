@@ -12,10 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.homeflow.backend import HassBackend
 from twin.home import Home
+from twin.tools import describe
 
 from .parity import assert_registered_as_the_twin, call_both, independent_twin, shown
 
@@ -122,3 +126,22 @@ async def test_refused_calls_change_nothing(
     before = shown(hass, entity_id), await lists.items(entity_id)
     assert await lists.call(service, entity_id, **data) == code
     assert (shown(hass, entity_id), await lists.items(entity_id)) == before
+
+
+async def test_the_agent_reads_the_items_inside_home_assistant(
+    hass: HomeAssistant, lists: Lists
+) -> None:
+    """HassBackend's describe asks todo.get_items for them, with a response: the twin's items."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    async_expose_entity(hass, "conversation", SHOPPING, True)
+    assert (
+        await lists.call("add_item", item="Tea", due_datetime="2026-03-01T18:00:00+01:00") is None
+    )
+    inside = await HassBackend(hass).describe(SHOPPING)
+    on_the_twin = describe(lists.other, SHOPPING)
+    assert inside["items"] == on_the_twin["items"]
+    assert inside["items"][-1] == {
+        "uid": "4", "summary": "Tea", "status": "needs_action", "due": "2026-03-01T17:00:00+00:00"
+    }  # fmt: skip
+    assert inside["services"] == on_the_twin["services"]
+    assert inside["state"] == "3"

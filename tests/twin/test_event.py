@@ -106,3 +106,32 @@ def test_a_snapshot_carries_event_types_as_capabilities() -> None:
     assert skipped == []
     assert home.entities["event.hall_remote"].capabilities == {"event_types": ["press", "hold"]}
     assert home.state("event.hall_remote").attributes["event_type"] == "hold"
+
+
+def test_an_inventory_carries_events_buttons_and_scenes() -> None:
+    """synthetic-home entities of the three: their arguments made Home Assistant's state."""
+    inventory = {
+        "devices": [{"name": "Front Door", "id": "bell", "info": {"manufacturer": "Reolink"}}],
+        "entities": [
+            {
+                "id": "event.front_door",
+                "device": "bell",
+                "attributes": {
+                    "device_class": "event.EventDeviceClass.DOORBELL",
+                    "event_types": ["ring"],
+                    "event_type": None,
+                },
+            },
+            {"id": "button.front_door_restart", "device": "bell", "name": "Restart"},
+            {"id": "scene.evening", "name": "Evening", "state": "2026-01-01T18:00:00+00:00"},
+        ],
+    }
+    home, skipped = import_ha_snapshot(inventory)
+    assert skipped == []
+    assert home.entities["event.front_door"].device_class == "doorbell"
+    assert home.entities["event.front_door"].capabilities == {"event_types": ["ring"]}
+    assert home.state("event.front_door").state == "unknown"
+    assert home.state("button.front_door_restart").state == "unknown"
+    assert home.state("scene.evening").state == "2026-01-01T18:00:00+00:00"
+    home.call_service("button", "press", target={"device_id": "bell"})
+    assert home.state("button.front_door_restart").state != "unknown"

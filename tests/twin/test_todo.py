@@ -288,6 +288,7 @@ def test_a_list_whose_items_the_twin_cannot_see_keeps_their_count(home: Home) ->
     }
     imported, _ = import_ha_snapshot(snapshot)
     assert imported.state("todo.groceries").state == "3"
+    assert "items" not in tools.describe(imported, "todo.groceries")  # none it knows of
     imported.call_service("todo", "add_item", {"item": "Tea"}, {"entity_id": "todo.groceries"})
     assert imported.state("todo.groceries").state == "4"
     imported.call_service(
