@@ -21,6 +21,7 @@ from twin.errors import (
 from twin.home import Home, ServiceResult
 from twin.homefile import dump_home, import_ha_snapshot, load_home
 from twin.registry import Area, EntityEntry
+from twin.verifier import Verifier
 
 SHOPPING = "todo.shopping_list"  # every feature
 CHORES = "todo.chores"  # add, update and remove only
@@ -340,10 +341,25 @@ def test_an_inventory_carries_synthetic_home_todo_items() -> None:
     assert "todo_items" not in state.attributes
     assert state.attributes["supported_features"] == BASIC & ~todo.DELETE_TODO_ITEM
     assert state.hidden["items"] == [
-        {"summary": "Milk", "status": "needs_action", "uid": "1"},
+        {"summary": "Milk", "status": "needs_action", "uid": "4"},
         {"summary": "Jam", "uid": "j", "status": "completed"},
-        {"summary": "Tea", "uid": "3", "status": "needs_action"},
+        {"summary": "Tea", "uid": "5", "status": "needs_action"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (["Milk"], "expected an item"),
+        ([{"status": "needs_action"}], "summary"),
+        ([{"summary": "Milk", "status": "bought"}], "status"),
+        ([{"summary": "Milk", "uid": "1"}, {"summary": "Tea", "uid": "1"}], "same uid"),
+    ],
+)
+def test_an_inventory_with_items_no_list_holds_is_refused(items: list[Any], message: str) -> None:
+    inventory = {"entities": [{"id": "todo.shopping", "attributes": {"todo_items": items}}]}
+    with pytest.raises(HomeDefinitionError, match=f"entities\\[0\\].*todo_items.*{message}"):
+        import_ha_snapshot(inventory)
 
 
 @pytest.mark.parametrize(
@@ -369,3 +385,12 @@ def test_a_home_file_with_a_list_no_home_assistant_can_show_is_refused(
     home.states[SHOPPING] = replace(home.states[SHOPPING], state=state, hidden=hidden)
     with pytest.raises(HomeDefinitionError, match=message):
         load_home(dump_home(home))
+
+
+def test_renaming_an_item_of_another_list_is_collateral(home: Home) -> None:
+    verifier = Verifier(home, ['item("todo.chores", "Dust") == "needs_action"'])
+    call(home, "add_item", CHORES, item="Dust")
+    call(home, "update_item", item="Bread", rename="Rye bread")  # the count stays
+    report = verifier.step(home)
+    assert report.done
+    assert report.collateral == (SHOPPING,)

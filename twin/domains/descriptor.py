@@ -4,8 +4,8 @@ A `Domain` is Home Assistant's domain as the twin simulates it (its services and
 with what the rest of the project reads of it: what its entities may hold (twin.domains.rules),
 whether the auditor treats it as a device, the attributes list_entities shows first, what the
 device manual says of its fields, the state or attribute each service leaves as a goal's
-condition, how home files, snapshots and inventories carry its entities, and its colour in
-pictures. The registry
+condition, how home files, snapshots and inventories carry its entities, what of an entity's
+memory the manual shows (a to-do list's items), and its colour in pictures. The registry
 (twin.domains) collects every module's `DOMAIN`; the other modules derive their tables from it.
 """
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..errors import ServiceValidationError
+from ..errors import HomeDefinitionError, ServiceValidationError
 from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
@@ -271,27 +271,41 @@ def _consistent(entry: EntityEntry, state: State) -> None:
         raise vol.Invalid(
             f"state: {count} open items, but the list keeps {_open(items)} that need action"
         )
+    try:
+        _unique(items)
+    except vol.Invalid as err:
+        raise vol.Invalid(f"hidden.items: {err.msg}") from None
+
+
+def _unique(items: list[dict[str, Any]]) -> None:
     uids = [item[UID] for item in items]
     if len(set(uids)) < len(uids):
-        raise vol.Invalid("hidden.items: two items have the same uid")
+        raise vol.Invalid("two items have the same uid")
 
 
 def _inventory_items(entity: EntityDraft) -> None:
-    """A synthetic-home list's `todo_items` (TodoItem arguments) as the twin keeps them; its
-    state counts the open ones."""
+    """A synthetic-home list's `todo_items` (TodoItem arguments: None is unset) as the twin
+    keeps them, with a uid and a status where they have none; its state counts the open ones."""
     raw = entity.attributes.pop(INVENTORY_ITEMS, None)
     if raw is None:
         return
-    items = []
-    for index, given in enumerate(ensure_list(raw)):
-        item = dict(given) if isinstance(given, Mapping) else given
-        if isinstance(item, dict):
-            item.setdefault(UID, str(index + 1))
+    try:
+        items = [_given(given) for given in ensure_list(raw)]
+        for item in items:
             item.setdefault(ATTR_STATUS, NEEDS_ACTION)
-            item = {key: value for key, value in item.items() if value is not None}
-        items.append(_item(item))
+            if UID not in item:
+                item[UID] = _new_uid(items)
+        _unique(_items(items))
+    except vol.Invalid as err:
+        raise HomeDefinitionError(f"attributes.{INVENTORY_ITEMS}: {err.msg}") from None
     entity.hidden[ITEMS] = items
     entity.state = str(_open(items))
+
+
+def _given(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise vol.Invalid(f"expected an item (summary, status...), got {shown(value)}")
+    return {key: part for key, part in value.items() if part is not None}
 
 
 RULES = EntityRules({ITEMS: _items}, consistent=_consistent, state=_count_state)
