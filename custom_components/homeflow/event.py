@@ -13,7 +13,7 @@ from twin.home import ENTITY_ATTRIBUTES
 from twin.registry import EntityEntry
 
 from . import HomeFlowConfigEntry
-from .entity import HomeFlowEntity, moment
+from .entity import HomeFlowEntity, time_shown
 from .virtual_home import VirtualHome
 
 # Read-only: nothing to limit.
@@ -43,7 +43,7 @@ class HomeFlowEvent(HomeFlowEntity, EventEntity):
     @override
     def state(self) -> str | None:
         """When the last event happened."""
-        return moment(self.twin)
+        return time_shown(self.twin)
 
     @property  # type: ignore[misc]
     @override

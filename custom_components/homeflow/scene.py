@@ -9,7 +9,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import HomeFlowConfigEntry
-from .entity import HomeFlowEntity, moment
+from .entity import HomeFlowEntity, time_shown
 
 # Actions change the in-process twin: no I/O, so no limit on how many run at once.
 PARALLEL_UPDATES = 0
@@ -33,7 +33,7 @@ class HomeFlowScene(HomeFlowEntity, Scene):
     def state(self) -> str | None:
         """The twin's last activation, on the twin's clock (Scene's would be Home Assistant's
         own, which a home's clock need not keep)."""
-        return moment(self.twin)
+        return time_shown(self.twin)
 
     @override
     async def async_activate(self, **kwargs: Any) -> None:
