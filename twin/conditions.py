@@ -15,6 +15,9 @@ into nested closures; its text is never passed to eval:
 - `area(id).temperature` (humidity, illuminance, co2, pm25): the area's air as the room physics
   keeps it (`home.rooms`), whether or not a sensor shows it.
 - `unchanged(id)`: the same state and attributes as at the task's start.
+- `item(id, name)`: the status ("needs_action", "completed") of the item of a list (a to-do
+  list's, which Home Assistant shows in no state) whose summary or uid is `name`; None when the
+  list has no such item.
 - `between(x, lo, hi)`, `approx(x, target, tol)`; comparisons (chained too), `in`, `not in`, `and`,
   `or`, `not`, `+ - * / // %`, unary `-`; literals: strings, numbers, True, False, None and
   tuples or lists of them (one and the same to a comparison); indexing with a literal
@@ -52,6 +55,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from .domains import domain_of
 from .errors import ConditionError
 from .state import EMPTY, State
 from .validation import shown, valid_entity_id
@@ -72,6 +76,7 @@ _USAGE = {
     "attr": 'attr("light.kitchen", "brightness")',
     "between": 'between(num("sensor.study_temperature"), 20, 24)',
     "entity": 'entity("climate.bedroom").hvac_mode',
+    "item": 'item("todo.shopping_list", "Milk")',
     "num": 'num("sensor.study_temperature")',
     "state": 'state("light.kitchen")',
     "unchanged": 'unchanged("lock.front_door")',
@@ -82,6 +87,7 @@ _ARITY = {
     "attr": 2,
     "between": 3,
     "entity": 1,
+    "item": 2,
     "num": 1,
     "state": 1,
     "unchanged": 1,
@@ -478,6 +484,8 @@ class _Compiler:
             return _attribute(
                 entity_id, self._string(node.args[1], "the attribute name", '"brightness"')
             )
+        if name == "item":
+            return _item(entity_id, self._string(node.args[1], "the item's name", '"Milk"'))
         if name == "state":
             return _Compiled(_state(entity_id), "text")
         if name == "num":
@@ -623,6 +631,20 @@ def _attribute(entity_id: str, name: str) -> _Compiled:
         return current.attributes.get(name)
 
     return _Compiled(attribute, "any")
+
+
+def _item(entity_id: str, name: str) -> _Compiled:
+    def item(home: Home, start: Mapping[str, State]) -> Any:
+        current = home.states.get(entity_id)
+        if current is None:
+            raise _missing(entity_id)
+        contents = domain_of(current.domain).contents
+        for held in current.hidden.get(contents, ()) if contents else ():
+            if name in (held.get("uid"), held.get("summary")):
+                return held.get("status")
+        return None
+
+    return _Compiled(item, "any")
 
 
 def _unchanged(entity_id: str) -> Fn:

@@ -17,6 +17,7 @@ from .errors import (
     InvalidServiceDataError,
     ServiceNotFoundError,
     ServiceNotSupportedError,
+    ServiceValidationError,
     TwinError,
 )
 from .outdoor import ConstantWeather, OutdoorSource
@@ -352,12 +353,20 @@ class Home:
                 f"Action {domain}.{service} not found: no domain {domain!r}; domains: {known}"
             )
         try:
-            return entity_domain.services[service]
+            found = entity_domain.services[service]
         except KeyError:
             offered = ", ".join(entity_domain.services)
             raise ServiceNotFoundError(
                 f"Action {domain}.{service} not found; {domain} offers: {offered}"
             ) from None
+        if found.response_only:
+            read = f": describe an entity to read its {entity_domain.contents}"
+            raise ServiceValidationError(
+                f"The action {domain}.{service} requires responses and must be called with "
+                f"return_response=True, which the twin cannot answer"
+                f"{read if entity_domain.contents else ''}"
+            )
+        return found
 
     def _entries(self, domain: str, handler: Service, selection: Selection) -> list[EntityEntry]:
         """The entities of `domain` that a strict call acts on.

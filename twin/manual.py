@@ -177,6 +177,10 @@ def describe(home: Home, entity_id: str) -> dict[str, Any]:
     if entry.unit_of_measurement is not None:
         manual["unit_of_measurement"] = entry.unit_of_measurement
     manual["state"] = state.state
+    # What the entity holds where the twin knows it (a list read from Home Assistant's state has
+    # only its count).
+    if (contents := domain_of(entry.domain).contents) is not None and contents in state.hidden:
+        manual[contents] = state.hidden[contents]
     services: dict[str, Any] = {}
     for service in domain_of(entry.domain).services.values():
         if service.supported_by(entry):

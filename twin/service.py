@@ -19,8 +19,9 @@ class EntityDraft:
     """A mutable working copy of one entity's state while a service call is applied.
 
     Services change `state`, `attributes` and `hidden`; the home turns drafts into new States
-    only when every targeted entity accepted the call. `now` is the home's clock as the call is
-    applied (a script's last_triggered).
+    only when every targeted entity accepted the call. `now` is the home's clock (epoch seconds)
+    when the call is applied, for the states and attributes that are a time (a button's last
+    press, a script's last_triggered).
     """
 
     entry: EntityEntry
@@ -59,6 +60,8 @@ class Service:
 
     `required_features` lists feature sets; the entity must have all bits of at least one of them
     (Home Assistant's `required_features`). `schema` validates the data without the target keys.
+    `response_only` is Home Assistant's SupportsResponse.ONLY: the service only answers a caller
+    that asks for a response, which the twin's callers cannot, so every call is refused first.
     """
 
     name: str
@@ -66,6 +69,7 @@ class Service:
     schema: Validator = field(default_factory=lambda: vol.Schema({}, extra=vol.PREVENT_EXTRA))
     required_features: tuple[int, ...] = ()
     description: str = ""
+    response_only: bool = False
 
     def __post_init__(self) -> None:
         # A bare vol.All recompiles its parts on every call; inside a Schema it is compiled once.

@@ -10,7 +10,7 @@ shape). The backends only fetch what a view holds, so a tool gives the same resu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -315,12 +315,15 @@ class HomeAssistantState:
 
 class HomeAssistantView:
     """Home Assistant's `states` and `registries` (REGISTRIES, as the WebSocket API lists them;
-    only the fields the tools read are needed) as the read tools see them."""
+    only the fields the tools read are needed) as the read tools see them; `held` is what some
+    entities hold that their state does not show, by entity id, as the twin keeps it in memory
+    (a to-do list's {"items": [...]}, from the service twin.domains.responder names)."""
 
     def __init__(
         self,
         states: Iterable[Mapping[str, Any]],
         registries: Mapping[str, Sequence[Mapping[str, Any]]] = NO_REGISTRIES,
+        held: Mapping[str, Mapping[str, Any]] = MappingProxyType({}),
     ) -> None:
         self.states: dict[str, HomeAssistantState] = {
             raw["entity_id"]: HomeAssistantState(raw) for raw in states
@@ -339,6 +342,7 @@ class HomeAssistantView:
             for d in registries["device"]
         }
         self._entries = {entry["entity_id"]: entry for entry in registries["entity"]}
+        self.held = held
 
     def name_of(self, state: StateView) -> str:
         """The state's friendly name, else its id."""
@@ -404,4 +408,6 @@ class HomeAssistantView:
             state.state,
             own,
         )
+        if entity_id in self.held:
+            home.states[entity_id] = replace(home.states[entity_id], hidden=self.held[entity_id])
         return home

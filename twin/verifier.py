@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from .conditions import Condition, compile_condition
+from .domains import domain_of
 from .errors import ConditionError
 from .home import Home
 from .state import State
@@ -82,7 +83,8 @@ class Verifier:
         return Report(tuple(statuses), all(self._satisfied), reward, self.collateral(home))
 
     def collateral(self, home: Home) -> tuple[str, ...]:
-        """Entities whose state or attributes differ from the start that no condition refers to.
+        """Entities whose state, attributes or contents (a list's items) differ from the start
+        that no condition refers to.
 
         Sensors, and attributes the physics moves, are left out; so are the timestamps.
         """
@@ -136,8 +138,13 @@ def _compile(conditions: Iterable[str | Condition]) -> tuple[Condition, ...]:
 
 
 def _differs(before: State, now: State) -> bool:
-    """Whether the agent changed an entity: its state, or attributes other than physics ones."""
+    """Whether the agent changed an entity: its state, attributes other than physics ones, or
+    what it holds beyond them (a to-do list's items)."""
     if before.state != now.state:
+        return True
+    if (contents := domain_of(now.domain).contents) is not None and (
+        before.hidden.get(contents) != now.hidden.get(contents)
+    ):
         return True
     if before.attributes == now.attributes:
         return False

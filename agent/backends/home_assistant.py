@@ -20,6 +20,7 @@ import aiohttp
 from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.confirmation import Confirmation, asked
 from twin.confirmation import request as confirmation_request
+from twin.domains import responder
 from twin.errors import (
     EntityNotFoundError,
     InvalidServiceDataError,
@@ -138,7 +139,8 @@ class HomeAssistantBackend:
     async def describe(self, entity_id: str) -> Result:
         """The device manual, written by the twin's manual (twin.surface)."""
         states = await self._state(entity_id)
-        return describe(HomeAssistantView(states, await self._registries()), entity_id)
+        held = await self._held(entity_id) if states else {}
+        return describe(HomeAssistantView(states, await self._registries(), held), entity_id)
 
     async def call_service(
         self,
@@ -189,6 +191,19 @@ class HomeAssistantBackend:
             return []
         status, state = await self.request("GET", f"/api/states/{entity_id}")
         return [] if status == 404 else [state]
+
+    async def _held(self, entity_id: str) -> dict[str, dict[str, Any]]:
+        """What the entity holds beyond its state, from the service that answers with it
+        (twin.domains.responder: a to-do list's items); none where it has none or refuses."""
+        domain = entity_id.partition(".")[0]
+        if (answers := responder(domain)) is None:
+            return {}
+        service, key = answers
+        path = f"/api/services/{domain}/{service}?return_response"
+        status, answer = await self.request("POST", path, {"entity_id": entity_id})
+        if status != 200:
+            return {}
+        return {entity_id: {key: answer["service_response"][entity_id][key]}}
 
     async def _states(self) -> list[dict[str, Any]]:
         _, states = await self.request("GET", "/api/states")

@@ -33,8 +33,9 @@ from agent.backends.home_assistant import (
 )
 from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.confirmation import Confirmation
-from twin.errors import ServiceNotFoundError
-from twin.home import CROSS_DOMAIN
+from twin.domains import responder
+from twin.errors import ServiceNotFoundError, TwinError
+from twin.home import CROSS_DOMAIN, Home
 from twin.surface import (
     FloorLayout,
     HomeAssistantState,
@@ -103,8 +104,9 @@ class HassBackend:
 
     async def describe(self, entity_id: str) -> Result:
         """The exposed entity's device manual, as the twin writes it."""
-        view = HomeAssistantView(self._state(entity_id), self._registries())
-        return describe(view, entity_id)
+        states = self._state(entity_id)
+        held = await self._held(entity_id) if states else {}
+        return describe(HomeAssistantView(states, self._registries(), held), entity_id)
 
     async def call_service(
         self,
@@ -188,6 +190,22 @@ class HassBackend:
             return []
         state = self.hass.states.get(entity_id)
         return [] if state is None else [_as_dict(state)]
+
+    async def _held(self, entity_id: str) -> dict[str, dict[str, Any]]:
+        """What the entity holds beyond its state, from the service that answers with it
+        (twin.domains.responder: a to-do list's items); none where it has none or refuses."""
+        domain = entity_id.partition(".")[0]
+        if (answers := responder(domain)) is None:
+            return {}
+        service, key = answers
+        try:
+            answer = await self.hass.services.async_call(
+                domain, service, {"entity_id": entity_id}, blocking=True, return_response=True
+            )
+        except HomeAssistantError:
+            return {}
+        held: Any = answer[entity_id][key] if answer else []
+        return {entity_id: {key: held}}
 
     def _states(self) -> list[dict[str, Any]]:
         return [_as_dict(s) for s in self.hass.states.async_all() if self._exposed(s.entity_id)]

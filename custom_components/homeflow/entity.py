@@ -34,6 +34,12 @@ def catalog_key(entry: EntityEntry, device: Device) -> str | None:
     return None
 
 
+def time_shown(state: State) -> str | None:
+    """A state that is a time (a button's last press), as Home Assistant writes it: None (its
+    `unknown`) before the first."""
+    return None if state.state == "unknown" else state.state
+
+
 class HomeFlowEntity(Entity):
     """Reads its state from the twin and hands every action to it.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -13,7 +15,7 @@ from tests.twin.helpers import add_helpers
 from twin.catalog import load_catalog
 from twin.home import Home
 from twin.homefile import dump_home
-from twin.registry import Area, Floor
+from twin.registry import Area, EntityEntry, Floor
 
 AREAS = ["Kitchen", "Living Room", "Bedroom", "Bathroom", "Hallway", "Garden"]
 
@@ -37,7 +39,40 @@ def every_device_home() -> Home:
         area = areas[index % len(areas)]
         device_type.install(home, f"d{index}", device_type.type_id.replace("_", " ").title(), area)
     add_helpers(home, "hallway")
+    add_deviceless_entities(home)
     return home
+
+
+# Entities that no device carries, with the memory they start with: a to-do list with every
+# feature and its items, one that only adds, updates and removes, and a scene.
+DEVICELESS = [
+    (
+        EntityEntry(
+            "todo.shopping_list", "Shopping list", area_id="kitchen", supported_features=127
+        ),
+        "2",
+        {
+            "items": [
+                {"uid": "a1", "summary": "Milk", "status": "needs_action", "due": "2026-01-02"},
+                {"uid": "a2", "summary": "Eggs", "status": "completed", "description": "Dozen"},
+                {"uid": "a3", "summary": "Bread", "status": "needs_action"},
+            ]
+        },
+    ),
+    (
+        EntityEntry("todo.chores", "Chores", area_id="hallway", supported_features=7),
+        "1",
+        {"items": [{"uid": "c1", "summary": "Vacuum", "status": "needs_action"}]},
+    ),
+    (EntityEntry("scene.movie_night", "Movie night", area_id="living_room"), "unknown", {}),
+]
+
+
+def add_deviceless_entities(home: Home) -> None:
+    """Add DEVICELESS to `home`."""
+    for entry, state, hidden in DEVICELESS:
+        added = home.add_entity(entry, state)
+        home.states[entry.entity_id] = replace(added, hidden=hidden)
 
 
 async def set_up_home(hass: HomeAssistant, home: Home) -> MockConfigEntry:

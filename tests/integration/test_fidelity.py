@@ -102,6 +102,14 @@ VALUES: dict[str, list[Any]] = {
     "cycle": [True, False, 1, "yes"],
     "options": [["Home", "Away"], ["Away", "Away"], [], "Solo", [None], ["x", 1]],
     "variables": [{}, {"volume": 3}, "x", [1]],
+    # todo: items by summary or uid, new or not; due times with an offset (the twin's clock is
+    # UTC, Home Assistant reads one without an offset in its own time zone).
+    "item": ["Milk", "Eggs", "a3", "c1", "Vacuum", " Tea ", "", "nope", 7, None, ["Milk", "a2"]],
+    "rename": ["Oat milk", " Rye ", "", 3],
+    "status": ["needs_action", "completed", "done", ["completed"]],
+    "due_date": ["2026-02-01", "2026-13-01", "tomorrow", None, 20260201],
+    "due_datetime": ["2026-02-01T09:30:00+00:00", "2026-02-01T09:30:00+02:00", "soon", None],
+    "description": ["Two litres", "", None, 5, ["x"]],
 }
 # A data key and the state attribute that lists an entity's valid values for it.
 OPTIONS = {

@@ -296,3 +296,35 @@ async def test_the_verifier_on_a_mirrored_home(mirror: Mirror) -> None:
     report = verifier.step(mirror.home)
     assert report.done
     assert [s.newly_satisfied for s in report.conditions] == [False, True]
+
+
+async def test_lists_scenes_buttons_and_events_are_mirrored_and_act(link: FakeLink) -> None:
+    """The domains of things no room physics moves mirror as the rest: as Home Assistant shows
+    them, and acting in the twin (a list's items are not in its state, so only its count)."""
+    restart = {"friendly_name": "Restart", "device_class": "restart"}
+    bell = {"friendly_name": "Bell", "device_class": "doorbell", "event_types": ["ring"]}
+    link.states_ |= {
+        "todo.shopping": state("todo.shopping", "2", {"friendly_name": "Shopping"}),
+        "scene.movie": state("scene.movie", T0, {"entity_id": ["light.ceiling"]}),
+        "button.bell_restart": state("button.bell_restart", "unknown", restart),
+        "event.bell": state("event.bell", "2026-03-01T09:59:00.120+00:00", bell),
+    }
+    link.states_["todo.shopping"]["attributes"]["supported_features"] = 15
+    link.states_["event.bell"]["attributes"]["event_type"] = "ring"
+    mirror = Mirror(link, "Flat", clock=Clock())
+    await mirror.sync()
+    assert mirror.skipped == ["light.disabled"]
+    assert as_dicts(mirror) == link.states_
+    home = mirror.home
+    assert home.entities["event.bell"].capabilities == {"event_types": ["ring"]}
+    home.call_service("todo", "add_item", {"item": "Tea"}, {"entity_id": "todo.shopping"})
+    home.call_service("button", "press", target={"entity_id": "button.bell_restart"})
+    home.call_service("scene", "turn_on", target={"entity_id": "scene.movie"})
+    assert home.state("todo.shopping").state == "3"
+    assert home.state("button.bell_restart").state == T0  # the mirror's clock: the latest state
+    assert home.state("scene.movie").state == T0
+    pressed = state(
+        "button.bell_restart", T1, {"friendly_name": "Restart", "device_class": "restart"}, T1
+    )
+    await mirror.apply(changed("button.bell_restart", pressed))
+    assert mirror.home.state("button.bell_restart").state == T1

@@ -69,6 +69,16 @@ def domain_of(name: str) -> Domain:
     return DOMAINS.get(name) or Domain(name, {})
 
 
+def responder(name: str) -> tuple[str, str] | None:
+    """The domain's service that answers with what its entities hold beyond their state, and the
+    key of the answer that holds it (todo.get_items and its `items`); None for none."""
+    domain = DOMAINS.get(name)
+    if domain is None or domain.contents is None:
+        return None
+    service = next((s.name for s in domain.services.values() if s.response_only), None)
+    return None if service is None else (service, domain.contents)
+
+
 def feature_mask(name: str) -> int | None:
     """Every supported_features bit an entity of the domain may have: the twin's and Home
     Assistant's others; None for a domain the twin does not simulate (any bits)."""

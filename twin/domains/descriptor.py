@@ -4,8 +4,8 @@ A `Domain` is Home Assistant's domain as the twin simulates it (its services and
 with what the rest of the project reads of it: what its entities may hold (twin.domains.rules),
 whether the auditor treats it as a device, the attributes list_entities shows first, what the
 device manual says of its fields, the state or attribute each service leaves as a goal's
-condition, how home files, snapshots and inventories carry its entities, and its colour in
-pictures. The registry
+condition, how home files, snapshots and inventories carry its entities, what of an entity's
+memory the manual shows (a to-do list's items), and its colour in pictures. The registry
 (twin.domains) collects every module's `DOMAIN`; the other modules derive their tables from it.
 """
 
@@ -93,6 +93,9 @@ class Domain:
     `state_outcomes` are the state each service leaves, as a test on state(id) such as
     `== "on"`; `attribute_outcomes` the (attribute, value) a service leaves. `color` is what
     twin.plots draws its devices in, so that the same kind of device looks the same everywhere.
+    `contents` names the memory (`hidden`) key of what an entity holds that Home Assistant gives
+    only through a response (a to-do list's items): the manual shows it, and goal conditions read
+    it with `item(id, name)`.
     """
 
     name: str
@@ -105,6 +108,7 @@ class Domain:
     state_outcomes: Mapping[str, str] = field(default_factory=dict)
     attribute_outcomes: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
     carrying: Carrying = field(default_factory=Carrying)
+    contents: str | None = None
     color: str = "black"
 
     def __post_init__(self) -> None:

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import voluptuous as vol
@@ -43,12 +44,14 @@ class EntityRules:
     service for: an entity may have them (a real media player that can seek), but they do nothing.
     `states` are the states the domain's Home Assistant entity can write (None: any text, as a
     sensor's); `unavailable` and `unknown`, which HA writes for any entity, are always allowed.
+    `state` checks the form of a state that is no name from a list (a time, a count).
     """
 
     values: Mapping[str, Validator] = field(default_factory=dict)
     consistent: Consistency | None = None
     unmodelled_features: int = 0
     states: frozenset[str] | None = None
+    state: Validator | None = None
 
 
 def number(low: float | None = None, high: float | None = None) -> Validator:
@@ -176,6 +179,32 @@ def check_state(domain_rules: EntityRules, state: str) -> None:
     if allowed is not None and state not in allowed | ANY_ENTITY_STATES:
         listed = ", ".join(sorted(allowed | ANY_ENTITY_STATES))
         raise vol.Invalid(f"state: expected one of {listed}, got {shown(state)}")
+    if domain_rules.state is not None and state not in ANY_ENTITY_STATES:
+        try:
+            domain_rules.state(state)
+        except vol.Invalid as err:
+            raise vol.Invalid(f"state: {err.msg}") from None
+
+
+def moment(timestamp: float, timespec: str = "auto") -> str:
+    """A time on the home's clock as Home Assistant writes a state that is one (a button's last
+    press): ISO 8601 in UTC, `datetime.isoformat` of `dt_util.utcnow()`."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec=timespec)
+
+
+def moment_state(value: str) -> str:
+    """A state that is a time (a button's, a scene's, an event's): ISO 8601 with its offset, as
+    `moment` writes it."""
+    try:
+        aware = datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        aware = False
+    if not aware:
+        raise vol.Invalid(
+            "expected a time such as 2026-01-01T08:00:00+00:00 (the last time it happened), or "
+            f"unknown, got {shown(value)}"
+        )
+    return value
 
 
 TEMPERATURE = number(MIN_TEMPERATURE, MAX_TEMPERATURE)
