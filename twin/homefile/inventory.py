@@ -117,6 +117,8 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
     )
     state = first_set(raw["state"], attributes.pop("native_value", None))
     carrying = domain_of(domain).carrying
+    for key in carrying.enums & attributes.keys():
+        attributes[key] = _enum_value(attributes[key])
     if carrying.state_attribute is not None:
         state = first_set(state, attributes.pop(carrying.state_attribute, None))
     capabilities = {key: value for key, value in attributes.items() if key in carrying.capabilities}

@@ -1,0 +1,126 @@
+"""weather: the current weather as a weather service reports it (Home Assistant's WeatherEntity).
+
+A weather entity is read-only: its state is the condition (`sunny`, `cloudy`, ...) and its
+attributes are those WeatherEntity.state_attributes writes: each reading that is known, in the
+units Home Assistant's metric system shows (°C, hPa, km/h, km, mm), with the unit attributes
+always written; temperatures to a tenth of a degree (HA's precision for °C), humidity to a whole
+percent, pressure and speeds to a hundredth. Home Assistant's only weather action,
+get_forecasts, answers with data; the twin's services change states and answer nothing, so the
+twin offers no forecast and no service.
+
+A weather entity that remembers `follows_outdoor` (as HomeMaker's do) shows the twin's own
+outdoor weather (twin.outdoor): the room physics writes `reading(...)` into it whenever it writes
+the rooms' readings. Other weather entities (a real home's, imported) keep what they showed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..outdoor import Outdoor
+from .descriptor import Domain
+from .rules import EntityRules, flag, number, one_of, optional
+
+# WeatherEntityFeature: forecasts the entity can give (through get_forecasts).
+FORECAST_DAILY = 1
+FORECAST_HOURLY = 2
+FORECAST_TWICE_DAILY = 4
+
+# Home Assistant's ATTR_CONDITION_* states.
+CONDITIONS = frozenset(
+    (
+        "clear-night",
+        "cloudy",
+        "exceptional",
+        "fog",
+        "hail",
+        "lightning",
+        "lightning-rainy",
+        "partlycloudy",
+        "pouring",
+        "rainy",
+        "snowy",
+        "snowy-rainy",
+        "sunny",
+        "windy",
+        "windy-variant",
+    )
+)
+
+ATTR_TEMPERATURE = "temperature"
+ATTR_HUMIDITY = "humidity"
+ATTR_CLOUD_COVERAGE = "cloud_coverage"
+# What a weather entity remembers when it shows the twin's outdoor weather.
+FOLLOWS_OUTDOOR = "follows_outdoor"
+
+# The units WeatherEntity writes beside the readings, as Home Assistant's metric system has them.
+METRIC_UNITS = {
+    "temperature_unit": "°C",
+    "pressure_unit": "hPa",
+    "wind_speed_unit": "km/h",
+    "visibility_unit": "km",
+    "precipitation_unit": "mm",
+}
+# The units Home Assistant accepts for each (weather's VALID_UNITS).
+_VALID_UNITS = {
+    "temperature_unit": ("°C", "°F"),
+    "pressure_unit": ("hPa", "kPa", "mbar", "inHg", "mmHg"),
+    "wind_speed_unit": ("Beaufort", "ft/s", "km/h", "kn", "m/s", "mph"),
+    "visibility_unit": ("km", "mi"),
+    "precipitation_unit": ("mm", "in"),
+}
+# Below this share of the sky covered it is clear; above the second, cloudy.
+CLEAR_BELOW = 0.25
+CLOUDY_ABOVE = 0.7
+
+
+def condition(outdoor: Outdoor) -> str:
+    """The condition a weather service reports for outdoor conditions without precipitation."""
+    if outdoor.cloud_cover < CLEAR_BELOW:
+        return "sunny" if outdoor.sun_elevation > 0 else "clear-night"
+    return "partlycloudy" if outdoor.cloud_cover <= CLOUDY_ABOVE else "cloudy"
+
+
+def reading(outdoor: Outdoor) -> tuple[str, dict[str, Any]]:
+    """The state and readings a weather entity shows for outdoor conditions, rounded as
+    WeatherEntity rounds them (in °C)."""
+    return condition(outdoor), {
+        ATTR_TEMPERATURE: round(outdoor.temperature, 1) + 0.0,
+        ATTR_HUMIDITY: round(outdoor.humidity),
+        ATTR_CLOUD_COVERAGE: round(outdoor.cloud_cover * 100),
+    }
+
+
+# What a weather entity may hold (twin.domains.rules).
+RULES = EntityRules(
+    {
+        ATTR_TEMPERATURE: optional(number()),
+        "apparent_temperature": optional(number()),
+        "dew_point": optional(number()),
+        ATTR_HUMIDITY: optional(number(0, 100)),
+        ATTR_CLOUD_COVERAGE: optional(number(0, 100)),
+        "uv_index": optional(number(0)),
+        "ozone": optional(number(0)),
+        "pressure": optional(number(0)),
+        "wind_speed": optional(number(0)),
+        "wind_gust_speed": optional(number(0)),
+        "visibility": optional(number(0)),
+        **{key: one_of(units) for key, units in _VALID_UNITS.items()},
+        FOLLOWS_OUTDOOR: optional(flag),
+    },
+    states=CONDITIONS,
+)
+
+
+DOMAIN = Domain(
+    "weather",
+    {},
+    {
+        "forecast_daily": FORECAST_DAILY,
+        "forecast_hourly": FORECAST_HOURLY,
+        "forecast_twice_daily": FORECAST_TWICE_DAILY,
+    },
+    rules=RULES,
+    key_attributes=(ATTR_TEMPERATURE, ATTR_HUMIDITY),
+    color="#48cae4",
+)
