@@ -45,19 +45,25 @@ DEFAULT_MAX_TOOL_ROUNDS = 10
 # Every platform the twin covers, in the order Home Assistant sets them up (and the agents'
 # platform, conversation, for a home that has agents).
 PLATFORMS = [
+    Platform.ALARM_CONTROL_PANEL,
     Platform.BINARY_SENSOR,
     Platform.CLIMATE,
     Platform.COVER,
     Platform.FAN,
     Platform.HUMIDIFIER,
+    Platform.LAWN_MOWER,
     Platform.LIGHT,
     Platform.LOCK,
     Platform.MEDIA_PLAYER,
+    Platform.NUMBER,
+    Platform.SELECT,
     Platform.SENSOR,
+    Platform.SIREN,
     Platform.SWITCH,
     Platform.VACUUM,
     Platform.VALVE,
     Platform.WATER_HEATER,
+    Platform.WEATHER,
 ]
 
 # Rooms and floors placed in the user's own areas and floors of the same name (twin ids), chosen

@@ -10,9 +10,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 import custom_components  # noqa: F401
 from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
 from twin.catalog import load_catalog
+from twin.domains.weather import METRIC_UNITS
 from twin.home import Home
 from twin.homefile import dump_home
-from twin.registry import Area, Floor
+from twin.registry import Area, EntityEntry, Floor
 
 AREAS = ["Kitchen", "Living Room", "Bedroom", "Bathroom", "Hallway", "Garden"]
 
@@ -34,6 +35,21 @@ def every_device_home() -> Home:
     for index, device_type in enumerate(load_catalog().values()):
         area = areas[index % len(areas)]
         device_type.install(home, f"d{index}", device_type.type_id.replace("_", " ").title(), area)
+    # Domains no catalog device carries, as plain entities.
+    home.add_entity(
+        EntityEntry("weather.forecast_home", "Forecast Home"),
+        "partlycloudy",
+        {
+            "temperature": 14.3,
+            "dew_point": 8.1,
+            "humidity": 66,
+            "cloud_coverage": 45,
+            "pressure": 1016.4,
+            "wind_bearing": 230.5,
+            "wind_speed": 13.7,
+            **METRIC_UNITS,
+        },
+    )
     return home
 
 

@@ -96,6 +96,13 @@ VALUES: dict[str, list[Any]] = {
     "params": [{"area": "kitchen"}, [1, 2], "x"],
     "operation_mode": ["boost", 3],
     "away_mode": [True, False, "on", "maybe"],
+    "value": [0, 1, 4.5, "7", 9, 10, -1, 100, "high", None],
+    "option": ["always_on", "evening_only", "nonsense", "", 3],
+    "cycle": [True, False, 1, "yes", None],
+    # Only tones a siren has: Home Assistant refuses another with a bare ValueError (a crash
+    # here), which tests/integration/test_siren.py compares with the twin's typed error.
+    "tone": ["Chime", "Fire alarm"],
+    "duration": [0, 5, "10", 2.5, -1, "long"],
 }
 # A data key and the state attribute that lists an entity's valid values for it.
 OPTIONS = {
@@ -110,6 +117,8 @@ OPTIONS = {
     "mode": "available_modes",
     "fan_speed": "fan_speed_list",
     "operation_mode": "operation_list",
+    "option": "options",
+    "tone": "available_tones",
 }
 # Keys that are valid for no twin service, to add to a call; Home Assistant drops a `metadata`
 # dict (the frontend's).
@@ -566,7 +575,8 @@ ORDERED_CASES = [
         "validation_error",
     ),
     (Case("homeassistant", "toggle", {}, {}, "no target"), None),
-    (Case("homeassistant", "toggle", {}, {"floor_id": "ground"}, "floor"), None),
+    # The first floor's devices all toggle (on the ground floor a speaker cannot).
+    (Case("homeassistant", "toggle", {}, {"floor_id": "first"}, "floor"), None),
 ]
 
 
