@@ -122,8 +122,11 @@ def maybe(known: dict[str, Any]) -> st.SearchStrategy[str | None]:
 
 
 def states(domain: str) -> st.SearchStrategy[str]:
-    """A state the domain's Home Assistant entity can write; any text where it has no list."""
+    """A state the domain's Home Assistant entity can write; any text where it has no list, or
+    unknown where the state is tied to the entity's other keys (a number's, a select's)."""
     allowed = RULES[domain].states
+    if allowed is None and RULES[domain].consistent is not None:
+        return st.sampled_from(sorted(ANY_ENTITY_STATES))
     if allowed is None:
         return st.text(max_size=8)
     return st.sampled_from(sorted(allowed | ANY_ENTITY_STATES))

@@ -15,11 +15,17 @@ the rooms' readings. Other weather entities (a real home's, imported) keep what 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..outdoor import Outdoor
+from ..registry import EntityEntry
+from ..service import EntityDraft
+from ..state import State
 from .descriptor import Domain
 from .rules import EntityRules, flag, number, one_of, optional
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 # WeatherEntityFeature: forecasts the entity can give (through get_forecasts).
 FORECAST_DAILY = 1
@@ -52,6 +58,9 @@ ATTR_HUMIDITY = "humidity"
 ATTR_CLOUD_COVERAGE = "cloud_coverage"
 # What a weather entity remembers when it shows the twin's outdoor weather.
 FOLLOWS_OUTDOOR = "follows_outdoor"
+# The weather entity HomeMaker adds to every home, named as Home Assistant's onboarding names its
+# Met.no forecast.
+FORECAST = "weather.forecast_home"
 
 # The units WeatherEntity writes beside the readings, as Home Assistant's metric system has them.
 METRIC_UNITS = {
@@ -89,6 +98,18 @@ def reading(outdoor: Outdoor) -> tuple[str, dict[str, Any]]:
         ATTR_HUMIDITY: round(outdoor.humidity),
         ATTR_CLOUD_COVERAGE: round(outdoor.cloud_cover * 100),
     }
+
+
+def add_forecast(home: Home) -> State:
+    """Add FORECAST, a weather entity that shows the home's own outdoor weather, as a home's
+    weather service (Home Assistant's default Met.no `weather.forecast_home`) would."""
+    condition, readings = reading(home.weather.at(home.now))
+    entry = EntityEntry(FORECAST, "Forecast Home")
+    added = home.add_entity(entry, condition, {**readings, **METRIC_UNITS})
+    draft = EntityDraft.of(entry, added)
+    draft.hidden[FOLLOWS_OUTDOOR] = True
+    home.write(draft)
+    return home.states[FORECAST]
 
 
 # What a weather entity may hold (twin.domains.rules).
