@@ -61,7 +61,9 @@ class Carrying:
     `state_attribute` is an inventory attribute that holds the state when it has none, and
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
     says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute;
-    `enums` are inventory attributes given as enum names (`alarm_control_panel.CodeFormat.NUMBER`).
+    `enums` are inventory attributes given as enum names (`alarm_control_panel.CodeFormat.NUMBER`),
+    and `arguments` inventory arguments (the entity's `_attr_*` names) by the attribute Home
+    Assistant shows each as (a number's `native_min_value` is its `min`).
     `shows` turns an inventory entity's arguments (its `_attr_*`) into the state Home Assistant
     writes from them, for a domain whose state hides some of them (a light that is off);
     `holds` marks what an entity of a real home (an inventory, or a snapshot HomeFlow did not
@@ -75,6 +77,7 @@ class Carrying:
     on_attribute: str | None = None
     temperature_unit: bool = False
     enums: frozenset[str] = frozenset()
+    arguments: Mapping[str, str] = field(default_factory=dict)
     shows: Callable[[EntityDraft], None] | None = None
     holds: Callable[[EntityDraft], None] | None = None
 

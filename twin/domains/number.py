@@ -92,6 +92,14 @@ DOMAIN = Domain.of(
             )
         )
     },
-    carrying=Carrying(capabilities=frozenset({ATTR_MIN, ATTR_MAX, ATTR_STEP, ATTR_MODE})),
+    carrying=Carrying(
+        capabilities=frozenset({ATTR_MIN, ATTR_MAX, ATTR_STEP, ATTR_MODE}),
+        enums=frozenset({ATTR_MODE}),
+        arguments={
+            "native_min_value": ATTR_MIN,
+            "native_max_value": ATTR_MAX,
+            "native_step": ATTR_STEP,
+        },
+    ),
     color="#9c6644",
 )

@@ -21,7 +21,7 @@ from ..outdoor import Outdoor
 from ..registry import EntityEntry
 from ..service import EntityDraft
 from ..state import State
-from .descriptor import Domain
+from .descriptor import Carrying, Domain
 from .rules import EntityRules, flag, number, one_of, optional
 
 if TYPE_CHECKING:
@@ -112,6 +112,13 @@ def add_forecast(home: Home) -> State:
     return home.states[FORECAST]
 
 
+def show(entity: EntityDraft) -> None:
+    """The unit attributes WeatherEntity always writes, for an inventory entity that names none
+    (its native units are then Home Assistant's metric ones)."""
+    for key, unit in METRIC_UNITS.items():
+        entity.attributes.setdefault(key, unit)
+
+
 # What a weather entity may hold (twin.domains.rules).
 RULES = EntityRules(
     {
@@ -143,5 +150,22 @@ DOMAIN = Domain(
     },
     rules=RULES,
     key_attributes=(ATTR_TEMPERATURE, ATTR_HUMIDITY),
+    carrying=Carrying(
+        state_attribute="condition",
+        arguments={
+            f"native_{reading}": reading
+            for reading in (
+                "temperature",
+                "apparent_temperature",
+                "dew_point",
+                "pressure",
+                "wind_speed",
+                "wind_gust_speed",
+                "visibility",
+                *METRIC_UNITS,
+            )
+        },
+        shows=show,
+    ),
     color="#48cae4",
 )

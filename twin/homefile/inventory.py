@@ -119,6 +119,9 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
     carrying = domain_of(domain).carrying
     for key in carrying.enums & attributes.keys():
         attributes[key] = _enum_value(attributes[key])
+    for argument, shown in carrying.arguments.items():
+        if argument in attributes:
+            attributes[shown] = attributes.pop(argument)
     if carrying.state_attribute is not None:
         state = first_set(state, attributes.pop(carrying.state_attribute, None))
     capabilities = {key: value for key, value in attributes.items() if key in carrying.capabilities}
