@@ -70,10 +70,14 @@ Devices with a clock: a water heater that is on heats its tank towards its targe
 WATER_HEATING_K_H (by operation mode) and the tank loses heat to the room with a time constant of
 TANK_LOSS_HOURS (its exact temperature lives in `hidden`); a robot vacuum `returning` docks
 DOCKING_SECONDS after it set off (Home Assistant's demo vacuum) and one `cleaning` heads home
-CLEANING_CYCLE_SECONDS after it started or resumed (a real robot's run; the demo cleans on); a
+CLEANING_CYCLE_SECONDS after it started or resumed (a real robot's run; the demo cleans on), and
+a robot lawn mower `returning` docks after DOCKING_SECONDS too (it mows on until sent home); a
 cover `opening` or `closing` travels to fully open or closed at COVER_PERCENT_PER_SECOND (the demo
 cover), and a valve gets there VALVE_SECONDS after it set off (the demo valve). These changes
 happen at their moment: the physics runs up to it, the state changes then, and the physics runs on.
+
+A weather entity that follows the outdoor weather (`hidden["follows_outdoor"]`, as HomeMaker's
+does) shows the weather's conditions whenever the readings are written (twin.domains.weather).
 
 A device type's physics parameters (lumens, capacity, role) are declared in its YAML
 (`twin/device_types/`, read by `twin.catalog`); a device of no catalog type gets the defaults.
@@ -94,7 +98,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .catalog import DevicePhysics, load_catalog
-from .domains import climate, cover, humidifier, vacuum, valve, water_heater
+from .domains import climate, cover, humidifier, lawn_mower, vacuum, valve, water_heater
+from .domains import weather as weather_entity
 from .errors import InvalidServiceDataError
 from .outdoor import Outdoor
 from .registry import EntityEntry
@@ -239,7 +244,8 @@ class _Index:
     sizes: tuple[int, ...]
     areas: tuple[_Area, ...]
     tanks: tuple[tuple[str, int], ...]  # water heater, position of its area or -1
-    timers: tuple[str, ...]  # vacuums, covers and valves
+    timers: tuple[str, ...]  # vacuums, lawn mowers, covers and valves
+    forecasts: tuple[str, ...]  # weather entities, which may show the outdoor weather
 
     def fits(self, home: Home) -> bool:
         """Whether the home's registries are still the ones this index was built from."""
@@ -274,6 +280,7 @@ def _build_index(home: Home) -> _Index:
     positions = {area_id: position for position, area_id in enumerate(home.areas)}
     tanks: list[tuple[str, int]] = []
     timers: list[str] = []
+    forecasts: list[str] = []
     whole_home: list[tuple[str | None, tuple[str, float]]] = []  # floor, (entity id, capacity)
     valved: set[str | None] = set()  # the areas whose radiator a room thermostat governs
     kinds = {
@@ -282,8 +289,10 @@ def _build_index(home: Home) -> _Index:
     for entity_id, entry in home.entities.items():
         domain = entry.domain
         area_id = home.area_of(entity_id)
-        if domain in ("vacuum", "cover", "valve"):
+        if domain in ("vacuum", "lawn_mower", "cover", "valve"):
             timers.append(entity_id)
+        if domain == "weather":
+            forecasts.append(entity_id)
         if domain == "water_heater":
             tanks.append((entity_id, positions.get(area_id or "", -1)))
         kind = kinds.get(entry.device_id or "", _NO_PHYSICS)
@@ -339,6 +348,7 @@ def _build_index(home: Home) -> _Index:
         ),
         tuple(tanks),
         tuple(timers),
+        tuple(forecasts),
     )
 
 
@@ -414,10 +424,10 @@ def advance(home: Home, seconds: float, step: float = 60.0) -> None:
 def _due(state: State) -> float:
     """When a device next changes by itself; infinity when it will not."""
     kind, activity = state.domain, state.state
-    if kind == "vacuum":
+    if kind in ("vacuum", "lawn_mower"):
         if activity == vacuum.RETURNING:
             return state.last_changed + DOCKING_SECONDS
-        if activity == vacuum.CLEANING:
+        if kind == "vacuum" and activity == vacuum.CLEANING:
             return state.last_changed + CLEANING_CYCLE_SECONDS
     elif activity in (cover.STATE_OPENING, cover.STATE_CLOSING):
         if kind == "valve":
@@ -435,7 +445,9 @@ def _happen(home: Home, index: _Index) -> None:
         if _due(state) > home.now:
             continue
         draft = EntityDraft.of(home.entities[entity_id], state)
-        if state.domain == "vacuum":
+        if state.domain == "lawn_mower":
+            draft.state = lawn_mower.DOCKED
+        elif state.domain == "vacuum":
             if state.state == vacuum.RETURNING:
                 draft.state = vacuum.DOCKED
             else:
@@ -824,6 +836,23 @@ def _write_readings(home: Home, index: _Index) -> None:
                 home.write(EntityDraft(entry, text, dict(old.attributes), dict(old.hidden)))
         for entity_id in area.gauges:
             _show_room(home, states[entity_id], room)
+    _show_weather(home, index)
+
+
+def _show_weather(home: Home, index: _Index) -> None:
+    """Show the outdoor weather now on the weather entities that follow it."""
+    following = [
+        home.states[entity_id]
+        for entity_id in index.forecasts
+        if home.states[entity_id].hidden.get(weather_entity.FOLLOWS_OUTDOOR)
+    ]
+    if not following:
+        return
+    condition, readings = weather_entity.reading(home.weather.at(home.now))
+    for old in following:
+        attributes = {**old.attributes, **readings}
+        entry = home.entities[old.entity_id]
+        home.write(EntityDraft(entry, condition, attributes, dict(old.hidden)))
 
 
 def _show_room(home: Home, old: State, room: RoomClimate) -> None:

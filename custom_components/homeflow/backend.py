@@ -34,8 +34,8 @@ from agent.backends.home_assistant import (
 from twin.auditor import DEFAULT_POLICY, ActionPolicy
 from twin.confirmation import Confirmation
 from twin.domains import responder
-from twin.errors import ServiceNotFoundError, TwinError
-from twin.home import CROSS_DOMAIN, Home
+from twin.errors import ServiceNotFoundError
+from twin.home import CROSS_DOMAIN
 from twin.surface import (
     FloorLayout,
     HomeAssistantState,

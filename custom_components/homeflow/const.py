@@ -53,6 +53,7 @@ DEFAULT_CONFIRM = False
 # Every platform the twin covers, in the order Home Assistant sets them up (and the agents'
 # platform, conversation, for a home that has agents).
 PLATFORMS = [
+    Platform.ALARM_CONTROL_PANEL,
     Platform.BINARY_SENSOR,
     Platform.BUTTON,
     Platform.CLIMATE,
@@ -60,16 +61,21 @@ PLATFORMS = [
     Platform.EVENT,
     Platform.FAN,
     Platform.HUMIDIFIER,
+    Platform.LAWN_MOWER,
     Platform.LIGHT,
     Platform.LOCK,
     Platform.MEDIA_PLAYER,
+    Platform.NUMBER,
     Platform.SCENE,
+    Platform.SELECT,
     Platform.SENSOR,
+    Platform.SIREN,
     Platform.SWITCH,
     Platform.TODO,
     Platform.VACUUM,
     Platform.VALVE,
     Platform.WATER_HEATER,
+    Platform.WEATHER,
 ]
 
 # The twin's helpers and scripts: domains that Home Assistant keeps in collections, without

@@ -13,6 +13,7 @@ import custom_components  # noqa: F401
 from custom_components.homeflow.const import CONF_HOME, CONF_SOURCE, DOMAIN, SOURCE_IMPORT
 from tests.twin.helpers import add_helpers
 from twin.catalog import load_catalog
+from twin.domains.weather import METRIC_UNITS
 from twin.home import Home
 from twin.homefile import dump_home
 from twin.registry import Area, EntityEntry, Floor
@@ -40,6 +41,21 @@ def every_device_home() -> Home:
         device_type.install(home, f"d{index}", device_type.type_id.replace("_", " ").title(), area)
     add_helpers(home, "hallway")
     add_deviceless_entities(home)
+    # Domains no catalog device carries, as plain entities.
+    home.add_entity(
+        EntityEntry("weather.forecast_home", "Forecast Home"),
+        "partlycloudy",
+        {
+            "temperature": 14.3,
+            "dew_point": 8.1,
+            "humidity": 66,
+            "cloud_coverage": 45,
+            "pressure": 1016.4,
+            "wind_bearing": 230.5,
+            "wind_speed": 13.7,
+            **METRIC_UNITS,
+        },
+    )
     return home
 
 

@@ -97,9 +97,10 @@ VALUES: dict[str, list[Any]] = {
     "params": [{"area": "kitchen"}, [1, 2], "x"],
     "operation_mode": ["boost", 3],
     "away_mode": [True, False, "on", "maybe"],
-    "value": [30, 45.5, "50", 60, 61, -1, "high", None],
-    "option": ["Home", "Party", "", 3, None],
-    "cycle": [True, False, 1, "yes"],
+    # input_number's and number's values, input_select's and select's options.
+    "value": [0, 1, 4.5, "7", 9, 10, 30, 45.5, "50", 60, 61, -1, 100, "high", None],
+    "option": ["Home", "Party", "always_on", "evening_only", "nonsense", "", 3, None],
+    "cycle": [True, False, 1, "yes", None],
     "options": [["Home", "Away"], ["Away", "Away"], [], "Solo", [None], ["x", 1]],
     "variables": [{}, {"volume": 3}, "x", [1]],
     # todo: items by summary or uid, new or not; due times with an offset (the twin's clock is
@@ -110,6 +111,10 @@ VALUES: dict[str, list[Any]] = {
     "due_date": ["2026-02-01", "2026-13-01", "tomorrow", None, 20260201],
     "due_datetime": ["2026-02-01T09:30:00+00:00", "2026-02-01T09:30:00+02:00", "soon", None],
     "description": ["Two litres", "", None, 5, ["x"]],
+    # Only tones a siren has: Home Assistant refuses another with a bare ValueError (a crash
+    # here), which tests/integration/test_siren.py compares with the twin's typed error.
+    "tone": ["Chime", "Fire alarm"],
+    "duration": [0, 5, "10", 2.5, -1, "long"],
 }
 # A data key and the state attribute that lists an entity's valid values for it.
 OPTIONS = {
@@ -125,6 +130,7 @@ OPTIONS = {
     "fan_speed": "fan_speed_list",
     "operation_mode": "operation_list",
     "option": "options",
+    "tone": "available_tones",
 }
 # Keys that are valid for no twin service, to add to a call; Home Assistant drops a `metadata`
 # dict (the frontend's).
@@ -583,7 +589,8 @@ ORDERED_CASES = [
         "validation_error",
     ),
     (Case("homeassistant", "toggle", {}, {}, "no target"), None),
-    (Case("homeassistant", "toggle", {}, {"floor_id": "ground"}, "floor"), None),
+    # The first floor's devices all toggle (on the ground floor a speaker cannot).
+    (Case("homeassistant", "toggle", {}, {"floor_id": "first"}, "floor"), None),
 ]
 
 

@@ -149,9 +149,10 @@ def test_the_descriptor_holds_every_kind_of_domain_knowledge() -> None:
     ]
 
 
-# A domain the twin does not simulate (Home Assistant's siren), as a module of twin.domains.
-SIREN_MODULE = '''
-"""siren: an alarm siren that sounds one of its tones."""
+# A domain the twin does not simulate (a door chime; Home Assistant has no such domain), as a
+# module of twin.domains.
+CHIME_MODULE = '''
+"""chime: a door chime that sounds one of its tones."""
 
 from __future__ import annotations
 
@@ -180,7 +181,7 @@ def turn_off(entity: EntityDraft, data: dict[str, Any]) -> None:
 
 
 DOMAIN = Domain.of(
-    "siren",
+    "chime",
     [
         Service(
             "turn_on", turn_on, schema({vol.Optional("tone"): string}), (TURN_ON,), "Sound it."
@@ -196,21 +197,21 @@ DOMAIN = Domain.of(
     carrying=Carrying(capabilities=frozenset({"available_tones"})),
 )
 '''
-SIREN_TYPES = """
-alarm_siren:
+CHIME_TYPES = """
+door_chime:
   category: security
-  description: An indoor alarm siren.
+  description: A door chime.
   models:
     - [Aqara, Smart Hub M2]
   entities:
-    - domain: siren
+    - domain: chime
       features: [turn_on, turn_off, tones]
       capabilities: {available_tones: [alarm, chime]}
       state: "off"
       attributes: {tone: null}
 """
-# Everything a siren takes part in, run where the twin has the siren's module and YAML.
-SIREN_ROUND_TRIP = """
+# Everything a chime takes part in, run where the twin has the chime's module and YAML.
+CHIME_ROUND_TRIP = """
 import json
 import twin
 from agent.task import intent_condition
@@ -221,33 +222,33 @@ from twin.homefile import dump_home, export_ha_snapshot, import_ha_snapshot, loa
 from twin.registry import Area
 from twin.tools import run_tool
 
-home = Home("Siren Home")
+home = Home("Chime Home")
 home.add_area(Area("hall", "Hall"))
-load_catalog()["alarm_siren"].install(home, "hall_siren", "Hall Siren", "hall")
-target = {"entity_id": "siren.hall_siren"}
+load_catalog()["door_chime"].install(home, "hall_chime", "Hall Chime", "hall")
+target = {"entity_id": "chime.hall_chime"}
 print(json.dumps({
     "twin": twin.__file__,
-    "listed": run_tool(home, "list_entities", {"domain": "siren"}),
+    "listed": run_tool(home, "list_entities", {"domain": "chime"}),
     "manual": run_tool(home, "describe", target),
-    "allowed": DEFAULT_POLICY.screen(home, "siren", "turn_on", {"tone": "chime"}, target).code,
+    "allowed": DEFAULT_POLICY.screen(home, "chime", "turn_on", {"tone": "chime"}, target).code,
     "called": run_tool(home, "call_service", {
-        "domain": "siren", "service": "turn_on", "data": {"tone": "chime"}, "target": target}),
-    "state": home.states["siren.hall_siren"].as_dict(),
+        "domain": "chime", "service": "turn_on", "data": {"tone": "chime"}, "target": target}),
+    "state": home.states["chime.hall_chime"].as_dict(),
     "home_file": load_home(dump_home(home)).states == home.states,
     "snapshot": import_ha_snapshot(export_ha_snapshot(home))[0].states == home.states,
-    "condition": intent_condition("siren", "turn_on", "siren.hall_siren", {}),
+    "condition": intent_condition("chime", "turn_on", "chime.hall_chime", {}),
 }))
 """
 
 
 def test_a_new_domain_is_one_module_and_its_yaml(tmp_path: Path) -> None:
-    """Add a siren domain to a copy of the twin by writing its module and device type only."""
+    """Add a chime domain to a copy of the twin by writing its module and device type only."""
     shutil.copytree(ROOT / "twin", tmp_path / "twin", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "twin" / "domains" / "siren.py").write_text(textwrap.dedent(SIREN_MODULE))
-    (tmp_path / "twin" / "device_types" / "sirens.yaml").write_text(SIREN_TYPES)
+    (tmp_path / "twin" / "domains" / "chime.py").write_text(textwrap.dedent(CHIME_MODULE))
+    (tmp_path / "twin" / "device_types" / "chimes.yaml").write_text(CHIME_TYPES)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-c", SIREN_ROUND_TRIP],
+        [sys.executable, "-c", CHIME_ROUND_TRIP],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -258,7 +259,7 @@ def test_a_new_domain_is_one_module_and_its_yaml(tmp_path: Path) -> None:
     seen = json.loads(done.stdout)
     assert seen["twin"] == str(tmp_path / "twin" / "__init__.py")
     [listed] = seen["listed"]["entities"]
-    assert listed["entity_id"] == "siren.hall_siren"
+    assert listed["entity_id"] == "chime.hall_chime"
     assert listed["state"] == "off"
     tone = seen["manual"]["services"]["turn_on"]["fields"]["tone"]
     assert tone["options"] == ["alarm", "chime"]
@@ -269,4 +270,4 @@ def test_a_new_domain_is_one_module_and_its_yaml(tmp_path: Path) -> None:
     assert seen["state"]["attributes"]["tone"] == "chime"
     assert seen["home_file"] is True
     assert seen["snapshot"] is True
-    assert seen["condition"] == 'state("siren.hall_siren") == "on"'
+    assert seen["condition"] == 'state("chime.hall_chime") == "on"'

@@ -123,9 +123,12 @@ def maybe(known: dict[str, Any]) -> st.SearchStrategy[str | None]:
 
 def states(domain: str) -> st.SearchStrategy[str]:
     """A state the domain's Home Assistant entity can write; any text where it has no list nor
-    form (a time's, a count's), and the states of any entity where it has a form."""
+    form (a time's, a count's); only Home Assistant's own states where it has a form, or where the
+    state is tied to the entity's other keys (a number's, a select's)."""
     allowed = RULES[domain].states
-    if RULES[domain].state is not None:
+    if RULES[domain].state is not None or (
+        allowed is None and RULES[domain].consistent is not None
+    ):
         return st.sampled_from(sorted(ANY_ENTITY_STATES))
     if allowed is None:
         return st.text(max_size=8)

@@ -18,6 +18,7 @@ from rich.console import Console
 
 import twin
 from twin.catalog import load_catalog
+from twin.domains import weather
 from twin.domains.climate import derive_hvac_action
 from twin.errors import HomeDefinitionError
 from twin.home import Home
@@ -196,6 +197,10 @@ def check_number(state: Any, caps: dict[str, Any]) -> None:
     float(state.state)
 
 
+def check_select(state: Any, caps: dict[str, Any]) -> None:
+    assert state.state in caps["options"]
+
+
 def one_of(*states: str) -> Callable[[Any, dict[str, Any]], None]:
     def check(state: Any, caps: dict[str, Any]) -> None:
         assert state.state in states
@@ -217,6 +222,12 @@ CHECKS: dict[str, Callable[[Any, dict[str, Any]], None]] = {
     "valve": one_of("open", "closed"),
     "switch": one_of("on", "off"),
     "binary_sensor": one_of("on", "off"),
+    "alarm_control_panel": one_of("disarmed", "armed_home", "armed_away", "armed_night"),
+    "siren": one_of("off"),
+    "lawn_mower": one_of("docked", "mowing"),
+    "number": check_number,
+    "select": check_select,
+    "weather": one_of("sunny", "clear-night", "partlycloudy", "cloudy"),
 }
 
 
@@ -236,7 +247,8 @@ def check_home(plan: HomePlan, home: Home) -> None:
             assert area.parent_id != area.area_id
     entities_of: dict[str, list[str]] = {}
     for entity_id, entry in home.entities.items():
-        assert entry.device_id in home.devices
+        # Every entity is a device's but the home's weather forecast, a service's.
+        assert entry.device_id in home.devices or entity_id == weather.FORECAST
         entities_of.setdefault(entry.device_id or "", []).append(entity_id)
     for device_id, device in home.devices.items():
         assert device.device_type in catalog

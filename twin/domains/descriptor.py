@@ -66,7 +66,8 @@ class Carrying:
     true and false states stand for;
     `state_attribute` is an inventory attribute that holds the state when it has none, and
     `on_attribute` one whose value turns a state-less inventory entity on; `temperature_unit`
-    says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute.
+    says an inventory's unit_of_measurement is the entity's temperature unit, not an attribute;
+    `enums` are inventory attributes given as enum names (`alarm_control_panel.CodeFormat.NUMBER`).
     `shows` turns an inventory entity's arguments (its `_attr_*`) into the state Home Assistant
     writes from them, for a domain whose state hides some of them (a light that is off) or
     formats them (an input_number's value, a float);
@@ -81,6 +82,7 @@ class Carrying:
     state_attribute: str | None = None
     on_attribute: str | None = None
     temperature_unit: bool = False
+    enums: frozenset[str] = frozenset()
     shows: Callable[[EntityDraft], None] | None = None
     holds: Callable[[EntityDraft], None] | None = None
 

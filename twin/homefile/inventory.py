@@ -116,6 +116,8 @@ def _add_inventory_entity(home: Home, raw: Mapping[str, Any]) -> None:
         attributes.pop("unit_of_measurement", None),
     )
     carrying = domain_of(domain).carrying
+    for key in carrying.enums & attributes.keys():
+        attributes[key] = _enum_value(attributes[key])
     given = carrying.arguments(attributes) if carrying.arguments is not None else None
     state = first_set(raw["state"], attributes.pop("native_value", None), given)
     if carrying.state_attribute is not None:

@@ -118,6 +118,8 @@ class _InitialState:
             "valve": self._valve,
             "humidifier": self._humidifier,
             "switch": self._switch,
+            "alarm_control_panel": self._alarm,
+            "lawn_mower": self._mower,
         }
         for device in self.plan.devices:
             slug = slugify(device.name)
@@ -355,6 +357,21 @@ class _InitialState:
         if self.at_home and self.phase != "night" and self.rng.random() < chance:
             data = {"code": f"{self.rng.randrange(10000):04d}"}
             self._call(entry, "unlock", data if "code_format" in entry.capabilities else {})
+
+    def _alarm(self, entry: EntityEntry, device: PlannedDevice, room: Room) -> None:
+        """Armed away while nobody is home, and mostly armed for the night; else disarmed."""
+        data = {"code": f"{self.rng.randrange(10000):04d}"}
+        if not self.at_home and self.rng.random() < 0.8:
+            self._call(entry, "alarm_arm_away", data)
+        elif self.phase == "night" and self.rng.random() < 0.6:
+            mode = "alarm_arm_night" if _has(entry, "arm_night") else "alarm_arm_home"
+            self._call(entry, mode, data)
+
+    def _mower(self, entry: EntityEntry, device: PlannedDevice, room: Room) -> None:
+        """Docked, except some dry, mild days, when it is out mowing."""
+        mild = 8 <= self.hour < 20 and self.outdoor.temperature >= 10 and not self.wet
+        if mild and self.rng.random() < 0.3:
+            self._call(entry, "start_mowing")
 
     def _media(self, entry: EntityEntry, device: PlannedDevice, room: Room) -> None:
         """TVs on some evenings (their soundbar and streaming box with them), music now and then."""

@@ -28,6 +28,7 @@ from functools import cache
 from typing import NamedTuple
 
 from ..catalog import load_catalog, slugify
+from ..domains import weather
 from ..errors import HomeDefinitionError
 from ..home import Home
 from ..registry import Area, Floor
@@ -151,6 +152,7 @@ def build_home(plan: HomePlan) -> Home:
         catalog[device.device_type].install(
             home, device.device_id, device.name, device.area_id, device.model
         )
+    weather.add_forecast(home)
     set_initial_state(home, plan, load_priors().routine, _stream(plan.seed, "state"))
     return home
 

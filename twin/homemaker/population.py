@@ -10,6 +10,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import load_catalog
+from ..domains import weather
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -86,9 +87,11 @@ def summary(plans: Iterable[HomePlan]) -> PopulationSummary:
         floors=dict(Counter(len(plan.floors) for plan in planned)),
         rooms=dict(Counter(room.kind for plan in planned for room in plan.rooms)),
         device_types=dict(Counter(device.device_type for device in devices)),
+        # Every home has its weather forecast besides its devices' entities.
         domains=dict(
             Counter(
-                spec.domain for device in devices for spec in catalog[device.device_type].entities
+                [spec.domain for device in devices for spec in catalog[device.device_type].entities]
+                + [weather.DOMAIN.name] * len(planned)
             )
         ),
         devices_per_home={
