@@ -187,7 +187,9 @@ def load_cases(path: Path) -> list[AssistCase]:
         )
     cases: list[AssistCase] = []
     for fixture in fixtures:
-        home_name = fixture.parent.relative_to(path).as_posix().replace("/", "-") or path.name
+        folder = fixture.parent
+        home_name = (folder.relative_to(path) if folder != path else Path(path.name)).as_posix()
+        home_name = home_name.replace("/", "-")
         inventory = _read(fixture)
         _build(fixture, inventory)
         for record in sorted(fixture.parent.glob("*.yaml")):
