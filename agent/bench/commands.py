@@ -47,7 +47,9 @@ def _chosen(types: list[str], known: Sequence[str]) -> list[str]:
     them when none is asked for."""
     spelt = {kind.lower(): kind for kind in known}
     if unknown := sorted(kind for kind in types if kind.lower() not in spelt):
-        raise click.BadParameter(f"unknown {unknown}; use {', '.join(known)}", param_hint="--types")
+        raise click.BadParameter(
+            f"unknown task types {unknown}; use {', '.join(known)}", param_hint="--types"
+        )
     return [spelt[kind.lower()] for kind in types] or list(known)
 
 
