@@ -177,7 +177,7 @@ def folder(tmp_path: Path, record: str, fixture: str = FIXTURE) -> Path:
             r"lamp.yaml: tests\[0\].setup.light.nope: no such entity in the fixture",
         ),
         (
-            "category: light\ntests:\n  - sentences: [a]\n    setup: {switch.lamp: {state: 'up'}}\n",
+            "category: light\ntests:\n  - sentences: [a]\n    setup: {switch.lamp: {state: up}}\n",
             r"lamp.yaml: tests\[0\] \(the fixture with its setup\): .*switch.lamp: state",
         ),
         (
@@ -212,7 +212,7 @@ def test_a_bad_record_names_its_file_and_field(tmp_path: Path, record: str, mess
 
 def test_a_bad_fixture_or_folder_is_named(tmp_path: Path) -> None:
     bad = FIXTURE.replace('state: "off"', "state: sideways")
-    with pytest.raises(AssistCaseError, match=r"_fixtures.yaml: .*switch.lamp: state: expected one of"):
+    with pytest.raises(AssistCaseError, match=r"_fixtures.yaml: .*switch.lamp: state: expected"):
         load_cases(folder(tmp_path, f"category: light\ntests:\n{TEST}", bad))
     with pytest.raises(AssistCaseError, match=r"no _fixtures.yaml under it"):
         load_cases(tmp_path / "cases" / "home" / "lamp.yaml")
