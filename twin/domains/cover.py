@@ -72,6 +72,13 @@ def _put(entity: EntityDraft, attribute: str, value: int) -> None:
         entity.hidden[attribute] = value
 
 
+def show(entity: EntityDraft) -> None:
+    """An inventory's cover shows whether it is closed, as synthetic-home's entity does from its
+    state (the integration reads `is_closed`: without it Home Assistant would say unknown)."""
+    if entity.state in (STATE_OPEN, STATE_CLOSED):
+        entity.attributes.setdefault(ATTR_IS_CLOSED, entity.state == STATE_CLOSED)
+
+
 def _move(entity: EntityDraft, position: int) -> None:
     """Bring the cover to `position` at once (the twin has no motion time yet)."""
     _note_motion(entity)
@@ -240,6 +247,7 @@ DOMAIN = Domain.of(
     carrying=Carrying(
         capabilities=frozenset({ATTR_SUPPORTED_SPEEDS}),
         boolean_states=(STATE_OPEN, STATE_CLOSED),
+        shows=show,
     ),
     color="#6a994e",
 )

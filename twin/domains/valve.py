@@ -52,6 +52,13 @@ def _note_motion(entity: EntityDraft) -> None:
         entity.hidden[LAST_MOVE_OPEN] = False
 
 
+def show(entity: EntityDraft) -> None:
+    """An inventory's valve shows whether it is closed, as synthetic-home's entity does from its
+    state (the integration reads `is_closed`: without it Home Assistant would say unknown)."""
+    if entity.state in (STATE_OPEN, STATE_CLOSED):
+        entity.attributes.setdefault(ATTR_IS_CLOSED, entity.state == STATE_CLOSED)
+
+
 def _move(entity: EntityDraft, position: int) -> None:
     """Bring the valve to `position` at once (the twin has no motion time yet)."""
     _note_motion(entity)
@@ -140,6 +147,6 @@ DOMAIN = Domain.of(
     device=True,
     key_attributes=(ATTR_CURRENT_POSITION,),
     state_outcomes={"open_valve": '== "open"', "close_valve": '== "closed"'},
-    carrying=Carrying(boolean_states=(STATE_OPEN, STATE_CLOSED)),
+    carrying=Carrying(boolean_states=(STATE_OPEN, STATE_CLOSED), shows=show),
     color="#2a9d8f",
 )
