@@ -33,18 +33,19 @@ nothing. Unlike the original, a test's unknown keys are refused: a misspelt `exp
 would otherwise expect nothing.
 
 The policy `teacher` plays a test's `oracle` (which it needs); `noop` and the models are the
-benchmark's own (agent.bench.evaluate). Any file or field that is wrong is an AssistCaseError
-naming the file and the field, raised before anything runs.
+benchmark's own (agent.bench.evaluate); on Home Assistant, a conversation agent
+(`conversation.home_assistant`, Assist) may hear the sentence instead. Any file or field that
+is wrong is an AssistCaseError naming the file and the field, raised before anything runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import voluptuous as vol
 
@@ -57,6 +58,7 @@ from ..backends import Backend
 from ..backends.twin import TwinBackend
 from ..episode import EpisodeLimits, Trajectory, run_episode
 from ..policies import AssistantMessage, Message, Policy, ToolCall
+from .conversation import converse_turns, is_agent
 from .ha import TITLE, HomeLink, Server, add_home, mismatches, remove_bench_homes, remove_home
 from .instances import BenchError
 
@@ -67,6 +69,8 @@ FIXTURES = "_fixtures.yaml"
 # Attributes that follow from the state, never declared (the original ignores them too).
 DERIVED = frozenset({"is_closed", "is_opening", "is_closing"})
 EVALUATION = "assist-cases"
+# What reads the home's states, as Home Assistant's state dicts by entity id.
+States = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 
 
 class AssistCaseError(BenchError):
@@ -378,26 +382,32 @@ async def play_case(
     policy: Policy,
     limits: EpisodeLimits,
     backend: Backend | None = None,
-    states: Any = None,
+    states: States | None = None,
 ) -> tuple[Trajectory, dict[str, dict[str, Any]]]:
     """The episode of `policy` hearing the case's sentence once, on the twin (or on `backend`,
     whose home's states `states()` reads), and the unexpected changes it left."""
     home = case.home()
     backend = backend or TwinBackend(home)
-    read = states or backend.states
-    before = await read()
-    trajectory = await run_episode(
-        policy, backend, [case.sentence], limits=limits, scene=case.scene(home)
-    )
-    after = await read()
+    episode = run_episode(policy, backend, [case.sentence], limits=limits, scene=case.scene(home))
+    return await _judged(case, states or backend.states, episode)
+
+
+async def _judged(
+    case: AssistCase, states: States, episode: Awaitable[Trajectory]
+) -> tuple[Trajectory, dict[str, dict[str, Any]]]:
+    """`episode`'s trajectory and the unexpected changes it left in the states."""
+    before = await states()
+    trajectory = await episode
+    after = await states()
     return trajectory, unexpected_changes(before, after, case.expect_changes, case.ignore_changes)
 
 
 async def play_case_on_server(
-    server: Server, case: AssistCase, policy: Policy, limits: EpisodeLimits
+    server: Server, case: AssistCase, agent: Policy | str, limits: EpisodeLimits
 ) -> tuple[Trajectory, dict[str, dict[str, Any]]]:
-    """`play_case` on a Home Assistant: the case's home imported as a HomeFlow home, the
-    policy acting over REST, the states of that home's entities compared; then removed."""
+    """`play_case` on a Home Assistant: the case's home imported as a HomeFlow home, a HomeFlow
+    `agent` acting over REST, or the Home Assistant conversation agent of that id hearing the
+    sentence (conversation.py), the states of that home's entities compared; then removed."""
     home = case.home()
     async with server.backend() as backend:
         await remove_bench_homes(backend)
@@ -405,13 +415,20 @@ async def play_case_on_server(
         try:
             link = HomeLink(backend, entry_id, home)
             mirror = Mirror(link, home.name)
-            await mirror.sync()
-            if problems := mismatches(home, mirror.home):
+
+            async def current() -> Home:
+                await mirror.sync()
+                return mirror.home
+
+            if problems := mismatches(home, await current()):
                 raise AssistCaseError(
                     f"{case.id}: Home Assistant holds the home under other ids than the "
                     f"twin's ({'; '.join(problems[:4])}); remove what clashes and run again"
                 )
-            return await play_case(case, policy, limits, backend, link.states)
+            if isinstance(agent, str):
+                episode = converse_turns(backend, agent, [case.sentence], limits, current)
+                return await _judged(case, link.states, episode)
+            return await play_case(case, agent, limits, backend, link.states)
         finally:
             await remove_home(backend, entry_id)
 
@@ -424,14 +441,19 @@ def evaluate_case(
     guided: bool,
     server: Server | None = None,
 ) -> dict[str, Any]:
-    """The runner's work for one case (`{"id", "type", "case": JSON}`): its record."""
+    """The runner's work for one case (`{"id", "type", "case": JSON}`): its record, on the twin
+    or on a Home Assistant `server` (where `policy` may be a conversation agent's id)."""
     from .evaluate import TEACHER, closing, costs, model_policy
 
     case = AssistCase.from_json(job["case"])
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
-    agent = oracle_policy(case) if policy == TEACHER else model_policy(policy, case.home, guided)
+    agent: Policy | str = policy
+    if policy == TEACHER:
+        agent = oracle_policy(case)
+    elif not is_agent(policy):
+        agent = model_policy(policy, case.home, guided)
     if server is None:
-        played = play_case(case, agent, limits)
+        played = play_case(case, cast(Policy, agent), limits)
     else:
         played = play_case_on_server(server, case, agent, limits)
     trajectory, diffs = asyncio.run(closing(agent, played))

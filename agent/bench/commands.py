@@ -15,7 +15,7 @@ from ..errors import AgentError
 from ..flywheel import runner
 from ..policies.specs import SpecError
 from . import evaluate as bench
-from .assist import AssistCase, is_cases, load_cases
+from .assist import is_cases, load_cases
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server
 from .instances import TASK_TYPES, BenchError, load_bench
@@ -155,14 +155,13 @@ def run(
         server = Server(url, token_file.read_text(encoding="utf-8").strip())
     elif url is not None or token_file is not None:
         raise click.UsageError("--url and --token-file are for --backend ha")
+    cases = is_cases(bench_dir)
     loaded: Sequence[bench.Instance]
     try:
-        loaded = load_cases(bench_dir) if is_cases(bench_dir) else load_bench(bench_dir)
+        loaded = load_cases(bench_dir) if cases else load_bench(bench_dir)
     except BenchError as err:
         raise click.BadParameter(str(err), param_hint="BENCH_DIR") from None
-    if loaded and isinstance(loaded[0], AssistCase) and agent is not None:
-        raise click.UsageError("assist cases are played by --policy, not --agent")
-    known = TASK_TYPES if not is_cases(bench_dir) else sorted({c.task_type for c in loaded})
+    known = sorted({case.task_type for case in loaded}) if cases else TASK_TYPES
     types = _chosen(types, known)
     instances = bench.select(loaded, subset, types)
     if not instances:

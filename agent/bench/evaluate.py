@@ -30,7 +30,7 @@ from ..policies.guided import home_choices
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
-from .assist import EVALUATION, AssistCase, job
+from .assist import EVALUATION, AssistCase, evaluate_case, job
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server, play_on_server
 from .instances import BenchInstance, play, solved
@@ -154,8 +154,6 @@ def evaluate_instance(
     played on the twin, or on a Home Assistant `server` (where `policy` may be a conversation
     agent's id); an assist case's (`"case"` in the job) is assist.evaluate_case's."""
     if "case" in job:
-        from .assist import evaluate_case  # which builds on this module
-
         return evaluate_case(job, policy, max_turns, max_tool_calls, guided, server)
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
@@ -200,8 +198,6 @@ def evaluate(
     cases (assist.py) run the same way, scored by their format's rule."""
     check_policy(policy, server)
     cases = [i for i in instances if isinstance(i, AssistCase)]
-    if cases and is_agent(policy):
-        raise ConversationAgentError("assist cases are played by HomeFlow policies only, for now")
     where = {} if server is None else {"backend": "ha", "url": server.url}
     defined = {
         "evaluation": EVALUATION if cases else "smarthome-bench",

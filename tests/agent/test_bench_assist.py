@@ -245,10 +245,3 @@ def test_run_and_report_on_a_folder_of_cases(tmp_path: Path) -> None:
     result = cli.invoke(run, [str(CASES), "--policy", NOOP, "--types", "QT1", "-o", str(out)])
     assert result.exit_code == 2
     assert "unknown task types ['QT1']; use binary_sensor, climate" in result.output
-    token = tmp_path / "token"
-    token.write_text("secret", encoding="utf-8")
-    ha = ["--backend", "ha", "--url", "http://127.0.0.1:9", "--token-file", str(token)]
-    agent = ["--agent", "conversation.home_assistant"]
-    result = cli.invoke(run, [str(CASES), *agent, *ha, "-o", str(tmp_path / "a")])
-    assert result.exit_code == 2
-    assert "not --agent" in result.output

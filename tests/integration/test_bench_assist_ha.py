@@ -16,6 +16,7 @@ from tests.integration import test_real_server as real
 from tests.integration.test_bench_ha import homes, server
 
 CASES = Path(__file__).parents[2] / "agent" / "bench" / "external"
+ASSIST = "conversation.home_assistant"
 
 served_api = real.api
 unix_sockets = real.unix_sockets
@@ -41,3 +42,21 @@ def test_verdicts_on_home_assistant_are_the_twins_case_by_case(
             policy == TEACHER or not case.expect_changes for case in cases
         )
         assert homes(served_api) == []
+
+
+def test_assist_hears_a_case_and_the_rule_decides(
+    server: Server, served_api: real.Api, tmp_path: Path
+) -> None:
+    chosen = ("farmhouse-ohio-light-1.1", "studio-lisbon-switch-1.1", "cabin-lake-sensor-2.1")
+    cases = [case for case in load_cases(CASES) if case.id in chosen]
+    outcome = evaluate(cases, tmp_path / "assist", ASSIST, progress=False, server=server)
+    assert outcome.complete
+    records = {record["id"]: record for record in outcome.records}
+    assert {key: record["success"] for key, record in records.items()} == dict.fromkeys(
+        chosen, True
+    )
+    for record in records.values():
+        said = [m for m in record["trajectory"]["messages"] if m["role"] == "assistant"]
+        assert [bool(m["content"]) for m in said] == [True]
+        assert record["tool_calls"] == 0  # Assist's own calls are not visible
+    assert homes(served_api) == []
