@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from ..errors import AgentError
 from ..flywheel import runner
 from ..policies.specs import SpecError
 from . import evaluate as bench
+from .assist import is_cases, load_cases
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server
 from .instances import TASK_TYPES, BenchError, load_bench
@@ -37,12 +39,18 @@ def _agent(context: click.Context, parameter: click.Parameter, value: str | None
 
 
 def _types(context: click.Context, parameter: click.Parameter, value: str | None) -> list[str]:
-    if value is None:
-        return list(TASK_TYPES)
-    types = [part.strip().upper() for part in value.split(",") if part.strip()]
-    if unknown := sorted(set(types) - set(TASK_TYPES)):
-        raise click.BadParameter(f"unknown task types {unknown}; use {', '.join(TASK_TYPES)}")
-    return types
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def _chosen(types: list[str], known: Sequence[str]) -> list[str]:
+    """The task types (or categories) asked for, as `known` spells them (any case); all of
+    them when none is asked for."""
+    spelt = {kind.lower(): kind for kind in known}
+    if unknown := sorted(kind for kind in types if kind.lower() not in spelt):
+        raise click.BadParameter(
+            f"unknown task types {unknown}; use {', '.join(known)}", param_hint="--types"
+        )
+    return [spelt[kind.lower()] for kind in types] or list(known)
 
 
 @click.command()
@@ -78,7 +86,11 @@ def _types(context: click.Context, parameter: click.Parameter, value: str | None
     help="A file holding a long-lived access token of an administrator.",
 )
 @click.option("--subset", type=click.IntRange(min=1), help="Only the first N of each task type.")
-@click.option("--types", callback=_types, help="Only these task types, e.g. QT1,QT3.")
+@click.option(
+    "--types",
+    callback=_types,
+    help="Only these task types, e.g. QT1,QT3 (of assist cases: categories, e.g. light,fan).",
+)
 @click.option(
     "--guided",
     is_flag=True,
@@ -128,9 +140,10 @@ def run(
     workers: int,
     output: Path,
 ) -> None:
-    """Run a policy on the benchmark in BENCH_DIR, on the twin or a Home Assistant, and score
-    every instance by the home's state; writes results.json, trajectories.jsonl, results.md and
-    results.png to OUTPUT."""
+    """Run a policy on the benchmark in BENCH_DIR, or on a BENCH_DIR of cases in Home Assistant's
+    assist evaluation format (agent/bench/external, whose README says how they score), on the
+    twin or a Home Assistant, and score every instance by the home's state; writes
+    results.json, trajectories.jsonl, results.md and results.png to OUTPUT."""
     if (policy is None) == (agent is None):
         raise click.UsageError("give one of --policy and --agent")
     if agent is not None and backend != "ha":
@@ -142,10 +155,15 @@ def run(
         server = Server(url, token_file.read_text(encoding="utf-8").strip())
     elif url is not None or token_file is not None:
         raise click.UsageError("--url and --token-file are for --backend ha")
+    cases = is_cases(bench_dir)
+    loaded: Sequence[bench.Instance]
     try:
-        instances = bench.select(load_bench(bench_dir), subset, types)
+        loaded = load_cases(bench_dir) if cases else load_bench(bench_dir)
     except BenchError as err:
         raise click.BadParameter(str(err), param_hint="BENCH_DIR") from None
+    known = sorted({case.task_type for case in loaded}) if cases else TASK_TYPES
+    types = _chosen(types, known)
+    instances = bench.select(loaded, subset, types)
     if not instances:
         raise click.BadParameter(f"no instances of {', '.join(types)}", param_hint="BENCH_DIR")
     config = {"bench": str(bench_dir.resolve()), "subset": subset, "types": types}

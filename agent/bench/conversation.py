@@ -9,6 +9,7 @@ verifier judges the mirror of the home after each reply: a trajectory step is on
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +125,26 @@ async def converse(
         trajectory.end_reason = "done"
     trajectory.wall_s = time.perf_counter() - started
     return trajectory
+
+
+async def converse_turns(
+    backend: HomeAssistantBackend,
+    agent_id: str,
+    utterances: Sequence[str],
+    limits: EpisodeLimits,
+    view: View,
+) -> Trajectory:
+    """An episode of fixed user turns (an assist case's sentence) with the agent `agent_id`,
+    without conditions: the caller judges the home (`view` is read after each reply)."""
+    started = time.perf_counter()
+    dialogue = Dialogue(None, limits)
+    conversation = Conversation(backend, agent_id)
+    for utterance in utterances:
+        if not dialogue.hear(utterance):
+            break
+        await _turn(dialogue, conversation, utterance, view)
+    dialogue.trajectory.wall_s = time.perf_counter() - started
+    return dialogue.trajectory
 
 
 async def _turn(dialogue: Dialogue, conversation: Conversation, utterance: str, view: View) -> None:

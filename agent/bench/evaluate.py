@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from twin.atomic import write_text
 from twin.auditor import PENALTIES
@@ -31,11 +31,14 @@ from ..policies.guided import home_choices
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..policies.teacher import TeacherPolicy
+from .assist import EVALUATION, AssistCase, evaluate_case, job
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server, play_on_server
 from .instances import BenchInstance, play, solved
 
 if TYPE_CHECKING:
+    from twin.home import Home
+
     from ..policies.local import LocalPolicy
 
 TEACHER, NOOP = "teacher", "noop"
@@ -44,6 +47,8 @@ OVERALL = "overall"
 RESULTS, TRAJECTORIES = "results.json", "trajectories.jsonl"
 Record = dict[str, Any]
 DEFAULT_LIMITS = EpisodeLimits()
+T = TypeVar("T")
+Instance = BenchInstance | AssistCase  # a benchmark instance or an assist case
 
 
 class NoOpPolicy:
@@ -72,17 +77,23 @@ def check_policy(spec: str, server: Server | None = None) -> str:
 
 
 def make_policy(spec: str, blueprint: Blueprint, guided: bool = False) -> Policy:
-    """The policy of `spec` for one instance: the teacher knows its task (the upper bound); a
-    local model is loaded once per process and, `guided`, held to the values its home has."""
+    """The policy of `spec` for one instance: the teacher knows its task (the upper bound), the
+    others are `model_policy`'s."""
     if spec == TEACHER:
         return TeacherPolicy(blueprint.task, blueprint.seed)
+    return model_policy(spec, blueprint.home, guided)
+
+
+def model_policy(spec: str, home: Callable[[], Home], guided: bool = False) -> Policy:
+    """The no-op, a server's model, or a local model, loaded once per process and, `guided`,
+    held to the values the `home()` it will act on has."""
     if spec == NOOP:
         return NoOpPolicy()
     if policy_kind(spec) == "openai":
         return openai_policy(spec)
     local = _local(spec, guided)
     if guided:
-        local.choices = home_choices(blueprint.home())
+        local.choices = home_choices(home())
     return local
 
 
@@ -101,6 +112,13 @@ def score(trajectory: Trajectory) -> Record:
         "success": solved(trajectory),
         "done": trajectory.done,
         "collateral": collateral,
+        **costs(trajectory),
+    }
+
+
+def costs(trajectory: Trajectory) -> Record:
+    """What an episode cost, and how it ended."""
+    return {
         "tool_calls": trajectory.tool_calls,
         "output_tokens": trajectory.completion_tokens,
         "violations": violations(trajectory.messages),
@@ -139,30 +157,36 @@ def evaluate_instance(
 ) -> Record:
     """The runner's work for one instance (`{"id", "type", "blueprint": JSON}`): its record,
     played on the twin, or on a Home Assistant `server` (where `policy` may be a conversation
-    agent's id)."""
+    agent's id); an assist case's (`"case"` in the job) is assist.evaluate_case's."""
+    if "case" in job:
+        return evaluate_case(job, policy, max_turns, max_tool_calls, guided, server)
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls)
     blueprint = Blueprint.from_json(job["blueprint"])
     agent: Policy | str = policy if is_agent(policy) else make_policy(policy, blueprint, guided)
-
-    async def episode() -> Trajectory:
-        try:
-            if server is None:
-                return await play(blueprint, cast(Policy, agent), limits=limits)
-            return await play_on_server(server, job["id"], blueprint, agent, limits)
-        finally:
-            if isinstance(agent, OpenAIPolicy):  # its connections live in this event loop
-                await agent.close()
-
-    trajectory = asyncio.run(episode())
+    if server is None:
+        episode = play(blueprint, cast(Policy, agent), limits=limits)
+    else:
+        episode = play_on_server(server, job["id"], blueprint, agent, limits)
+    trajectory = asyncio.run(closing(agent, episode))
     record = {"id": job["id"], "type": job["type"], **score(trajectory)}
     return record | {"trajectory": asdict(trajectory)}
+
+
+async def closing(agent: Policy | str, episode: Awaitable[T]) -> T:
+    """`episode`'s result, closing a server policy's connections after it (they live in this
+    event loop)."""
+    try:
+        return await episode
+    finally:
+        if isinstance(agent, OpenAIPolicy):
+            await agent.close()
 
 
 # --- a whole run ----------------------------------------------------------------------------------
 
 
 def evaluate(
-    instances: Sequence[BenchInstance],
+    instances: Sequence[Instance],
     directory: Path,
     policy: str,
     *,
@@ -175,11 +199,13 @@ def evaluate(
 ) -> runner.Outcome:
     """Run (or continue) `policy` on `instances` in `directory`; `config` adds what defines the
     run beyond the policy and limits (the benchmark, the subset), so that a directory holds one.
-    With a Home Assistant `server`, on it, one instance at a time (ha.py says why)."""
+    With a Home Assistant `server`, on it, one instance at a time (ha.py says why). Assist
+    cases (assist.py) run the same way, scored by their format's rule."""
     check_policy(policy, server)
+    cases = [i for i in instances if isinstance(i, AssistCase)]
     where = {} if server is None else {"backend": "ha", "url": server.url}
     defined = {
-        "evaluation": "smarthome-bench",
+        "evaluation": EVALUATION if cases else "smarthome-bench",
         "policy": policy,
         "max_turns": limits.max_turns,
         "max_tool_calls": limits.max_tool_calls,
@@ -187,10 +213,7 @@ def evaluate(
         **where,
         **(config or {}),
     }
-    jobs = [
-        (i.id, {"id": i.id, "type": i.task_type, "blueprint": i.blueprint.to_json()})
-        for i in instances
-    ]
+    jobs = [(i.id, _job(i)) for i in instances]
     work = partial(
         evaluate_instance,
         policy=policy,
@@ -205,13 +228,20 @@ def evaluate(
     )
 
 
+def _job(instance: Instance) -> dict[str, str]:
+    if isinstance(instance, AssistCase):
+        return job(instance)
+    blueprint = instance.blueprint.to_json()
+    return {"id": instance.id, "type": instance.task_type, "blueprint": blueprint}
+
+
 def select(
-    instances: Sequence[BenchInstance],
+    instances: Sequence[Instance],
     subset: int | None = None,
     types: Sequence[str] | None = None,
-) -> list[BenchInstance]:
+) -> list[Instance]:
     """The instances of `types` (all without), and of each type only the first `subset`."""
-    chosen: list[BenchInstance] = []
+    chosen: list[Instance] = []
     taken: dict[str, int] = {}
     for instance in instances:
         kind = instance.task_type

@@ -1244,6 +1244,20 @@ def test_synthetic_home_arguments_show_as_home_assistant_writes_them(
     assert not unshown & set(imported.attributes)
 
 
+def test_an_inventory_cover_or_valve_shows_whether_it_is_closed() -> None:
+    """As synthetic-home's entities do from their state: the integration reads `is_closed`."""
+    text = (
+        "entities:\n- {id: cover.a, name: A, state: open}\n- {id: cover.b, name: B, state: false}\n"
+        "- {id: valve.c, name: C, state: closed}\n"
+    )
+    home, _ = import_ha_snapshot(text)
+    assert [home.state(e).attributes["is_closed"] for e in ("cover.a", "cover.b", "valve.c")] == [
+        False,
+        True,
+        True,
+    ]
+
+
 def test_an_inventory_feature_the_twin_does_not_know_is_refused() -> None:
     text = (
         "entities:\n- id: light.a\n  name: A\n  attributes:\n"

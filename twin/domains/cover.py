@@ -21,7 +21,15 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, string
-from .descriptor import Carrying, Domain, FieldNotes, flag_state, has_feature, renamed
+from .descriptor import (
+    Carrying,
+    Domain,
+    FieldNotes,
+    flag_state,
+    has_feature,
+    renamed,
+    shows_closed,
+)
 from .rules import PERCENT, EntityRules, flag, names, optional
 
 OPEN = 1
@@ -261,6 +269,7 @@ DOMAIN = Domain.of(
         capabilities=frozenset({ATTR_SUPPORTED_SPEEDS}),
         arguments=from_arguments,
         boolean_states=(STATE_OPEN, STATE_CLOSED),
+        shows=shows_closed,
     ),
     color="#6a994e",
 )

@@ -178,5 +178,12 @@ def toggle_state(arguments: dict[str, Any]) -> str | None:
     return None if is_on is None else "on" if is_on else "off"
 
 
+def shows_closed(entity: EntityDraft) -> None:
+    """An inventory's cover or valve shows whether it is closed, as synthetic-home's entity does
+    from its state (the integration reads `is_closed`: without it Home Assistant says unknown)."""
+    if entity.state in ("open", "closed"):
+        entity.attributes.setdefault("is_closed", entity.state == "closed")
+
+
 # The outcomes of the on/off services most domains have.
 ON_OFF_OUTCOMES: Mapping[str, str] = {"turn_on": '== "on"', "turn_off": '== "off"'}

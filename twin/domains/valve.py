@@ -21,7 +21,7 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Carrying, Domain, flag_state
+from .descriptor import Carrying, Domain, flag_state, shows_closed
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -159,6 +159,8 @@ DOMAIN = Domain.of(
     device=True,
     key_attributes=(ATTR_CURRENT_POSITION,),
     state_outcomes={"open_valve": '== "open"', "close_valve": '== "closed"'},
-    carrying=Carrying(arguments=from_arguments, boolean_states=(STATE_OPEN, STATE_CLOSED)),
+    carrying=Carrying(
+        arguments=from_arguments, boolean_states=(STATE_OPEN, STATE_CLOSED), shows=shows_closed
+    ),
     color="#2a9d8f",
 )
