@@ -100,8 +100,10 @@ def test_both_views_give_the_same_states_manuals_and_layout(home: Home) -> None:
         assert describe(ha, entity_id) == describe(twin, entity_id), entity_id
     assert all_states(ha) == all_states(twin)
     assert layout(ha) == layout(twin)
+    # The home's floors by level, then what is on no floor (the generated home's weather).
     assert [f.floor_id for f in layout(twin)] == [
-        f.floor_id for f in sorted(home.floors.values(), key=lambda f: f.level)
+        *(f.floor_id for f in sorted(home.floors.values(), key=lambda f: f.level)),
+        None,
     ]
 
 
