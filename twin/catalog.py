@@ -9,13 +9,13 @@ devices do to a room's air beyond what their domains do. See `twin/device_types/
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
+from slugify import slugify as python_slugify
 
 from .domains import DOMAINS
 from .errors import HomeDefinitionError
@@ -112,8 +112,10 @@ class DeviceType:
 
 
 def slugify(text: str) -> str:
-    """Home Assistant-style slug: lower case, runs of other characters become one underscore."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unnamed"
+    """Home Assistant's slug (homeassistant.util.slugify, with the library it uses): letters
+    transliterated (`Étage` -> `etage`, `居間` -> `ju_jian`), lower case, runs of other characters
+    one underscore; so an imported area gets the id Home Assistant gives it."""
+    return python_slugify(text, separator="_") or "unnamed"
 
 
 @cache

@@ -212,3 +212,13 @@ async def test_a_player_with_no_media_shows_none_as_home_assistant_does(
     assert ha is not None
     mine = twin.state(PLAYER)
     assert as_json(mine.state, mine.attributes) == as_json(ha.state, ha.attributes)
+
+
+def test_the_twins_slugs_are_home_assistants() -> None:
+    """An imported area or floor without an id gets the id Home Assistant's registry gives it."""
+    from homeassistant.util import slugify as ha_slugify
+
+    from twin.catalog import slugify
+
+    for name in ["Living Room", "Leo's Room", "Étage", "Küche", "居間", "São Paulo 🏠", "1,000 ft"]:
+        assert slugify(name) == ha_slugify(name), name

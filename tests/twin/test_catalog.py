@@ -94,3 +94,21 @@ def test_physics_numbers_are_read_as_floats() -> None:
     lamp = parse_device_type("x", {**LAMP, "physics": {"lumens": 900}}, "lamps.yaml")
     assert lamp.physics == DevicePhysics(lumens=900.0)
     assert isinstance(lamp.physics.lumens, float)
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("Living Room", "living_room"),
+        ("Leo's Room", "leo_s_room"),
+        ("Étage", "etage"),
+        ("Küche", "kuche"),
+        ("居間", "ju_jian"),
+        ("São Paulo 🏠", "sao_paulo"),
+        ("🏠", "unnamed"),
+    ],
+)
+def test_slugs_transliterate_as_home_assistants(name: str, slug: str) -> None:
+    """Imported areas and floors without ids get Home Assistant's ids (homeassistant.util.slugify):
+    an accented or non-Latin name keeps its letters instead of losing them."""
+    assert slugify(name) == slug
