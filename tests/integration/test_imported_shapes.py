@@ -21,7 +21,9 @@ from homeassistant.components.media_player import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
+from homeassistant.util import slugify as ha_slugify
 
+from twin.catalog import slugify
 from twin.errors import TwinError
 from twin.home import Home
 from twin.homefile import import_ha_snapshot
@@ -216,9 +218,5 @@ async def test_a_player_with_no_media_shows_none_as_home_assistant_does(
 
 def test_the_twins_slugs_are_home_assistants() -> None:
     """An imported area or floor without an id gets the id Home Assistant's registry gives it."""
-    from homeassistant.util import slugify as ha_slugify
-
-    from twin.catalog import slugify
-
     for name in ["Living Room", "Leo's Room", "Étage", "Küche", "居間", "São Paulo 🏠", "1,000 ft"]:
         assert slugify(name) == ha_slugify(name), name
