@@ -244,4 +244,4 @@ def test_run_and_report_on_a_folder_of_cases(tmp_path: Path) -> None:
     assert "| vacuum | 2 | 100.0% |" in table
     result = cli.invoke(run, [str(CASES), "--policy", NOOP, "--types", "QT1", "-o", str(out)])
     assert result.exit_code == 2
-    assert "unknown task types ['QT1']; use binary_sensor, climate" in result.output
+    assert "unknown task types ['QT1']; use alarm_control_panel, binary_sensor" in result.output
