@@ -40,5 +40,7 @@ DOMAIN = Domain.of(
     ],
     rules=EntityRules({ATTR_EDITABLE: flag}, states=ON_OFF),
     state_outcomes=ON_OFF_OUTCOMES,
+    # Assist acts on an exposed one as on a device: an agent may set it by default.
+    device=True,
     color="#9d8189",
 )

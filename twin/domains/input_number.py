@@ -140,5 +140,7 @@ DOMAIN = Domain.of(
     carrying=Carrying(
         capabilities=frozenset({ATTR_MIN, ATTR_MAX, ATTR_STEP, ATTR_MODE}), shows=show
     ),
+    # Assist acts on an exposed one as on a device: an agent may set it by default.
+    device=True,
     color="#b56576",
 )

@@ -149,5 +149,7 @@ DOMAIN = Domain.of(
     ],
     rules=EntityRules({ATTR_OPTIONS: names(), ATTR_EDITABLE: flag}, consistent=_consistent),
     key_attributes=(ATTR_OPTIONS,),
+    # Assist acts on an exposed one as on a device: an agent may set it by default.
+    device=True,
     color="#6d597a",
 )

@@ -105,5 +105,7 @@ DOMAIN = Domain.of(
         enums=frozenset({ATTR_MODE}),
         arguments=from_arguments,
     ),
+    # Assist acts on an exposed one as on a device: an agent may set it by default.
+    device=True,
     color="#9c6644",
 )

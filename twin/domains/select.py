@@ -119,5 +119,7 @@ DOMAIN = Domain.of(
     rules=RULES,
     fields={ATTR_OPTION: FieldNotes(options_from=ATTR_OPTIONS)},
     carrying=Carrying(capabilities=frozenset({ATTR_OPTIONS}), state_attribute="current_option"),
+    # Assist acts on an exposed one as on a device: an agent may set it by default.
+    device=True,
     color="#7f5539",
 )
