@@ -47,8 +47,8 @@ def test_every_domain_is_declared_in_its_own_module() -> None:
         assert (DECLARED / f"{name}.py").is_file()
 
 
-# Domains an agent acts on whose entities no device carries (a scene, a to-do list).
-DEVICELESS = {"scene", "todo"}
+# Domains an agent acts on whose entities no device carries (a scene, a to-do list, a helper).
+DEVICELESS = {"scene", "todo", "input_boolean", "input_number", "input_select"}
 
 
 def test_every_device_domain_has_device_types_in_the_catalog() -> None:

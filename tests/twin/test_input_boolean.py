@@ -21,7 +21,8 @@ def home() -> Home:
 
 def test_services_are_home_assistants() -> None:
     assert set(input_boolean.DOMAIN.services) == {"turn_on", "turn_off", "toggle"}
-    assert "input_boolean" not in DEVICE_DOMAINS  # Assist exposes no helper by default
+    # A home's helpers are exposed as its devices are: the agent sets them as Assist does.
+    assert "input_boolean" in DEVICE_DOMAINS
 
 
 def test_turn_on_off_and_toggle(home: Home) -> None:
@@ -46,7 +47,9 @@ def test_data_is_refused(home: Home) -> None:
     assert home.state(BOOLEAN).state == "off"
 
 
-def test_a_policy_allows_helpers_by_name(home: Home) -> None:
+def test_a_policy_may_forbid_helpers(home: Home) -> None:
     call = ("input_boolean", "turn_on", {"entity_id": BOOLEAN})
-    assert DEFAULT_POLICY.check(home, *call).code == "forbidden_domain"
-    assert ActionPolicy(domains=DEVICE_DOMAINS | {"input_boolean"}).check(home, *call).allowed
+    assert DEFAULT_POLICY.check(home, *call).allowed
+    assert ActionPolicy(domains=DEVICE_DOMAINS - {"input_boolean"}).check(home, *call).code == (
+        "forbidden_domain"
+    )

@@ -29,7 +29,7 @@ def set_value(home: Home, value: object, entity_id: str = HEIGHT) -> None:
 def test_the_domain_is_home_assistants() -> None:
     assert set(number.DOMAIN.services) == {"set_value"}  # no increment/decrement in 2026.10
     assert number.DOMAIN.features == {}
-    assert not number.DOMAIN.device  # a setting of a device, not one the auditor acts on
+    assert number.DOMAIN.device  # a device's setting, which the agent sets as Assist does
 
 
 def test_a_cutting_height_shows_its_range_as_capabilities(home: Home) -> None:
