@@ -8,19 +8,35 @@ components do): it sets the `_attr_*` it is told in the service methods Home Ass
 does what a well-behaved device does where HA leaves it to the device (a thermostat or fan that is
 turned on returns to what it last ran at).
 
-Adding a domain is adding its generator to SHAPES (or its name to PENDING until then).
+Home Assistant's helpers and scripts are not written by integrations but configured by users:
+their generators (CONFIGS) give a random YAML configuration, which HA's own helper component sets
+up. Adding a domain is adding its generator to SHAPES or CONFIGS.
 """
 
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
+from homeassistant.components.alarm_control_panel import (
+    AlarmControlPanelEntity,
+    AlarmControlPanelEntityFeature,
+    AlarmControlPanelState,
+    CodeFormat,
+)
+from homeassistant.components.button import ButtonEntity
 from homeassistant.components.climate import ClimateEntity, ClimateEntityFeature, HVACMode
 from homeassistant.components.cover import CoverEntity, CoverEntityFeature
 from homeassistant.components.fan import FanEntity, FanEntityFeature
 from homeassistant.components.humidifier import HumidifierEntity, HumidifierEntityFeature
+from homeassistant.components.lawn_mower import (
+    LawnMowerActivity,
+    LawnMowerEntity,
+    LawnMowerEntityFeature,
+)
 from homeassistant.components.light import ColorMode, LightEntity, LightEntityFeature
 from homeassistant.components.lock import LockEntity, LockEntityFeature
 from homeassistant.components.media_player import (
@@ -28,36 +44,23 @@ from homeassistant.components.media_player import (
     MediaPlayerEntityFeature,
     MediaPlayerState,
 )
+from homeassistant.components.number import NumberEntity, NumberMode
+from homeassistant.components.scene import Scene
+from homeassistant.components.select import SelectEntity
+from homeassistant.components.siren import SirenEntity, SirenEntityFeature
 from homeassistant.components.switch import SwitchEntity
+from homeassistant.components.todo import (
+    TodoItem,
+    TodoItemStatus,
+    TodoListEntity,
+    TodoListEntityFeature,
+)
 from homeassistant.components.vacuum import StateVacuumEntity, VacuumActivity, VacuumEntityFeature
 from homeassistant.components.valve import ValveEntity, ValveEntityFeature
 from homeassistant.components.water_heater import WaterHeaterEntity, WaterHeaterEntityFeature
 from homeassistant.const import UnitOfTemperature
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity import Entity
-
-# Domains whose minimal entities are still to come (their modules are being added to the twin).
-PENDING = frozenset(
-    {
-        "alarm_control_panel",
-        "button",
-        "event",
-        "input_boolean",
-        "input_button",
-        "input_datetime",
-        "input_number",
-        "input_select",
-        "input_text",
-        "lawn_mower",
-        "number",
-        "scene",
-        "script",
-        "select",
-        "siren",
-        "todo",
-        "weather",
-    }
-)
 
 
 class Minimal(Entity):
@@ -768,6 +771,242 @@ def humidifier(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
     return MinimalHumidifier, values
 
 
+# --- alarm_control_panel ------------------------------------------------------------------------
+
+
+class MinimalAlarm(Minimal, AlarmControlPanelEntity):
+    """A panel that takes any code (whether a code is right is the panel's business)."""
+
+    async def async_alarm_disarm(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.DISARMED)
+
+    async def async_alarm_arm_home(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.ARMED_HOME)
+
+    async def async_alarm_arm_away(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.ARMED_AWAY)
+
+    async def async_alarm_arm_night(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.ARMED_NIGHT)
+
+    async def async_alarm_arm_vacation(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.ARMED_VACATION)
+
+    async def async_alarm_arm_custom_bypass(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.ARMED_CUSTOM_BYPASS)
+
+    async def async_alarm_trigger(self, code: str | None = None) -> None:
+        self.hold(alarm_state=AlarmControlPanelState.TRIGGERED)
+
+
+def alarm_control_panel(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    values = {
+        "supported_features": flags(rng, AlarmControlPanelEntityFeature),
+        "code_format": rng.choice([None, CodeFormat.NUMBER, CodeFormat.TEXT]),
+        "code_arm_required": rng.random() < 0.5,
+        "alarm_state": rng.choice(list(AlarmControlPanelState)),
+    }
+    if rng.random() < 0.3:
+        values["changed_by"] = rng.choice(["Keypad", "Anna"])
+    return MinimalAlarm, values
+
+
+# --- button and scene ---------------------------------------------------------------------------
+
+
+class MinimalButton(Minimal, ButtonEntity):
+    """A button whose press does nothing Home Assistant shows but the time of it."""
+
+    async def async_press(self) -> None:
+        return None
+
+
+def button(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    return MinimalButton, {"device_class": rng.choice([None, "restart", "identify", "update"])}
+
+
+class MinimalScene(Minimal, Scene):
+    """A scene whose members are its integration's (no state of them shows in the scene)."""
+
+    async def async_activate(self, **kwargs: Any) -> None:
+        return None
+
+
+def scene(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    return MinimalScene, {}
+
+
+# --- lawn_mower ---------------------------------------------------------------------------------
+
+MOWER_OUT = (LawnMowerActivity.MOWING, LawnMowerActivity.PAUSED, LawnMowerActivity.RETURNING)
+
+
+class MinimalMower(Minimal, LawnMowerEntity):
+    """A robot that pauses only while mowing, stays docked when sent home from the dock, and
+    stops only when out."""
+
+    async def async_start_mowing(self) -> None:
+        self.hold(activity=LawnMowerActivity.MOWING)
+
+    async def async_pause(self) -> None:
+        if self.activity == LawnMowerActivity.MOWING:
+            self.hold(activity=LawnMowerActivity.PAUSED)
+
+    async def async_dock(self) -> None:
+        if self.activity != LawnMowerActivity.DOCKED:
+            self.hold(activity=LawnMowerActivity.RETURNING)
+
+    async def async_stop(self) -> None:
+        if self.activity in MOWER_OUT:
+            self.hold(activity=LawnMowerActivity.IDLE)
+
+
+def lawn_mower(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    return MinimalMower, {
+        "supported_features": flags(rng, LawnMowerEntityFeature),
+        "activity": rng.choice([None, *LawnMowerActivity]),
+    }
+
+
+# --- number and select --------------------------------------------------------------------------
+
+
+class MinimalNumber(Minimal, NumberEntity):
+    async def async_set_native_value(self, value: float) -> None:
+        self.hold(native_value=value)
+
+
+def number(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    low, high = rng.choice([(0.0, 100.0), (10.0, 60.0), (-5.0, 5.0), (0, 1)])
+    values: dict[str, Any] = {
+        "native_value": rng.choice([None, low, high, (low + high) / 2]),
+    }
+    if rng.random() < 0.7:
+        values["mode"] = rng.choice(list(NumberMode))
+    if rng.random() < 0.8:
+        values["native_min_value"], values["native_max_value"] = low, high
+    if rng.random() < 0.5:
+        values["native_step"] = rng.choice([0.5, 1.0, 5.0])
+    if rng.random() < 0.5:
+        values["native_unit_of_measurement"] = rng.choice(["mm", "%", "min"])
+    return MinimalNumber, values
+
+
+class MinimalSelect(Minimal, SelectEntity):
+    async def async_select_option(self, option: str) -> None:
+        self.hold(current_option=option)
+
+
+def select(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    options = subset(rng, ["Home", "Away", "Party", "always_on", "evening_only"])
+    return MinimalSelect, {
+        "options": options,
+        "current_option": rng.choice([None, *options]),
+    }
+
+
+# --- siren --------------------------------------------------------------------------------------
+
+
+class MinimalSiren(Minimal, SirenEntity):
+    async def async_turn_on(self, **kwargs: Any) -> None:
+        self.hold(is_on=True)
+
+    async def async_turn_off(self, **kwargs: Any) -> None:
+        self.hold(is_on=False)
+
+
+def siren(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    features = flags(rng, SirenEntityFeature)
+    values: dict[str, Any] = {"supported_features": features, "is_on": rng.random() < 0.3}
+    if features & SirenEntityFeature.TONES:
+        values["available_tones"] = rng.choice(
+            [["Chime", "Fire alarm"], {1: "Chime", 2: "Fire alarm"}, ["Chime"]]
+        )
+    return MinimalSiren, values
+
+
+# --- todo ---------------------------------------------------------------------------------------
+
+
+class MinimalTodo(Minimal, TodoListEntity):
+    """A list that keeps its items in the order made; a new item gets a fresh uid."""
+
+    async def async_create_todo_item(self, item: TodoItem) -> None:
+        item.uid = uuid.uuid4().hex
+        self.hold(todo_items=[*self.todo_items, item])
+
+    async def async_update_todo_item(self, item: TodoItem) -> None:
+        self.hold(todo_items=[item if old.uid == item.uid else old for old in self.todo_items])
+
+    async def async_delete_todo_items(self, uids: list[str]) -> None:
+        self.hold(todo_items=[item for item in self.todo_items if item.uid not in uids])
+
+
+TODO_ITEMS = [
+    ("a1", "Milk", TodoItemStatus.NEEDS_ACTION, None, None),
+    ("a2", "Eggs", TodoItemStatus.COMPLETED, None, "a dozen"),
+    ("a3", "Tea", TodoItemStatus.NEEDS_ACTION, date(2026, 2, 1), None),
+    (
+        "c1",
+        "Vacuum",
+        TodoItemStatus.NEEDS_ACTION,
+        datetime.fromisoformat("2026-02-01T08:00Z"),
+        None,
+    ),
+    ("c2", "Milk", TodoItemStatus.COMPLETED, None, None),
+]
+
+
+def todo(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
+    items = [
+        TodoItem(uid=uid, summary=summary, status=status, due=due, description=description)
+        for uid, summary, status, due, description in subset(rng, TODO_ITEMS)
+    ]
+    return MinimalTodo, {
+        "supported_features": flags(rng, TodoListEntityFeature),
+        "todo_items": items,
+    }
+
+
+# --- helpers and scripts (configured by the user) -----------------------------------------------
+
+
+def input_boolean(rng: random.Random) -> dict[str, Any]:
+    return {"initial": rng.random() < 0.5} if rng.random() < 0.7 else {}
+
+
+def input_number(rng: random.Random) -> dict[str, Any]:
+    low, high = rng.choice([(0, 100), (10, 30), (-5, 5), (0.5, 1.5)])
+    config: dict[str, Any] = {"min": low, "max": high, "mode": rng.choice(["box", "slider"])}
+    if rng.random() < 0.5:
+        config["step"] = rng.choice([0.5, 1, 5])
+    if rng.random() < 0.6:
+        config["initial"] = rng.choice([low, high])
+    if rng.random() < 0.3:
+        config["unit_of_measurement"] = rng.choice(["°C", "min"])
+    return config
+
+
+def input_select(rng: random.Random) -> dict[str, Any]:
+    options = subset(rng, ["Home", "Away", "Party", "always_on", "evening_only"], least=1)
+    config: dict[str, Any] = {"options": options}
+    if rng.random() < 0.5:
+        config["initial"] = rng.choice(options)
+    return config
+
+
+def script(rng: random.Random) -> dict[str, Any]:
+    """A script that finishes at once (the twin's scripts are opaque and end within the call)."""
+    config: dict[str, Any] = {
+        "sequence": [{"event": "homeflow_shape"}],
+        "mode": rng.choice(["single", "restart", "queued", "parallel"]),
+    }
+    if config["mode"] in ("queued", "parallel") and rng.random() < 0.5:
+        config["max"] = rng.choice([2, 3])
+    return config
+
+
 # A domain's shape generator: the minimal entity's class and the values it starts with.
 Shape = Callable[[random.Random], tuple[type[Minimal], dict[str, Any]]]
 SHAPES: dict[str, Shape] = {
@@ -782,4 +1021,21 @@ SHAPES: dict[str, Shape] = {
     "vacuum": vacuum,
     "valve": valve,
     "water_heater": water_heater,
+    # Added after the first eleven, so that theirs draw the same random shapes as before.
+    "alarm_control_panel": alarm_control_panel,
+    "button": button,
+    "lawn_mower": lawn_mower,
+    "number": number,
+    "scene": scene,
+    "select": select,
+    "siren": siren,
+    "todo": todo,
+}
+# A configured domain's generator: one entity's YAML configuration.
+Config = Callable[[random.Random], dict[str, Any]]
+CONFIGS: dict[str, Config] = {
+    "input_boolean": input_boolean,
+    "input_number": input_number,
+    "input_select": input_select,
+    "script": script,
 }

@@ -8,7 +8,7 @@ from twin.catalog import load_catalog
 from twin.domains import number
 from twin.errors import HomeDefinitionError, InvalidServiceDataError, ServiceValidationError
 from twin.home import Home
-from twin.homefile import dump_home, load_home
+from twin.homefile import dump_home, import_ha_snapshot, load_home
 from twin.registry import Area, EntityEntry
 
 HEIGHT = "number.mower_cutting_height"  # 1-9, step 1
@@ -98,3 +98,23 @@ def test_a_home_file_with_an_impossible_number_is_refused(
 def test_a_home_file_keeps_numbers(home: Home) -> None:
     set_value(home, 2)
     assert load_home(dump_home(home)).states == home.states
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [
+        ({}, {"min": 0.0, "max": 100.0, "step": 1.0, "mode": "auto"}),
+        ({"native_min_value": 0, "native_max_value": 1}, {"min": 0, "max": 1, "step": 0.1}),
+        ({"native_min_value": 0, "native_max_value": 0.05}, {"step": 0.01}),
+        ({"native_step": 5, "mode": "box"}, {"step": 5, "mode": "box"}),
+    ],
+)
+def test_an_inventory_number_shows_the_range_and_step_home_assistant_does(
+    arguments: dict[str, object], shown: dict[str, object]
+) -> None:
+    # NumberEntity shows min, max, step and mode however few of them the integration gives;
+    # a step it is not given is 1, or a tenth of it as often as the range is not wider.
+    inventory = {"entities": [{"id": "number.height", "attributes": arguments}]}
+    home, _ = import_ha_snapshot(inventory)
+    attributes = home.state("number.height").attributes
+    assert {key: attributes[key] for key in shown} == shown

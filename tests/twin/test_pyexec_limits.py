@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -247,7 +248,9 @@ def test_time_is_checked_before_each_big_operation() -> None:
     ],
 )
 def test_nested_iterators_count_their_items(home: Home, code: str) -> None:
-    assert unchanged(home, code).error_code == "step_limit"
+    # Time enough that only the steps can stop it, on a machine however busy.
+    limits = replace(DEFAULT_LIMITS, seconds=120.0)
+    assert unchanged(home, code, limits).error_code == "step_limit"
 
 
 def test_print_stops_converting_when_its_output_is_full(home: Home) -> None:

@@ -8,6 +8,7 @@ from twin.catalog import load_catalog
 from twin.domains import siren
 from twin.errors import InvalidServiceDataError, ServiceNotSupportedError, ServiceValidationError
 from twin.home import Home
+from twin.homefile import import_ha_snapshot
 from twin.registry import Area, EntityEntry
 
 ALARM = "siren.alarm"  # tones, volume, duration
@@ -93,3 +94,30 @@ def test_a_siren_without_turn_off_cannot_toggle(home: Home) -> None:
     home.add_entity(EntityEntry("siren.on_only", "On only", supported_features=1), "off")
     with pytest.raises(ServiceNotSupportedError):
         call(home, "toggle", "siren.on_only")
+
+
+@pytest.mark.parametrize("tone", [1, "1", "Burglar"])
+def test_a_mappings_ids_read_from_json_match_a_tone_given_as_a_number(
+    home: Home, tone: object
+) -> None:
+    # A Z-Wave siren holds {1: "Burglar"}; Home Assistant's JSON (a snapshot) writes the ids as
+    # text, and HA coerces a tone "1" to 1, which the siren has.
+    home.add_entity(
+        EntityEntry(
+            "siren.zwave",
+            "Z",
+            supported_features=7,
+            capabilities={"available_tones": {"1": "Burglar"}},
+        ),
+        "off",
+    )
+    assert call(home, "turn_on", "siren.zwave", tone=tone) == "on"
+
+
+@pytest.mark.parametrize(("is_on", "state"), [(True, "on"), (False, "off"), (None, "unknown")])
+def test_an_inventory_siren_is_on_as_its_argument_says(is_on: bool | None, state: str) -> None:
+    attributes = {"supported_features": 3} | ({} if is_on is None else {"is_on": is_on})
+    inventory = {"entities": [{"id": "siren.hall", "attributes": attributes}]}
+    home, _ = import_ha_snapshot(inventory)
+    assert home.state("siren.hall").state == state
+    assert "is_on" not in home.state("siren.hall").attributes

@@ -74,11 +74,27 @@ RULES = EntityRules(
 
 
 def from_arguments(arguments: dict[str, Any]) -> None:
-    """A synthetic-home number's native limits under the names Home Assistant shows."""
+    """A synthetic-home number's native limits under the names Home Assistant shows, with the
+    range, mode and step NumberEntity shows for those it is not given."""
     renamed(
         arguments,
         {"native_min_value": ATTR_MIN, "native_max_value": ATTR_MAX, "native_step": ATTR_STEP},
     )
+    low = arguments.setdefault(ATTR_MIN, DEFAULT_MIN_VALUE)
+    high = arguments.setdefault(ATTR_MAX, DEFAULT_MAX_VALUE)
+    arguments.setdefault(ATTR_MODE, "auto")
+    if arguments.get(ATTR_STEP) is None:
+        arguments[ATTR_STEP] = default_step(low, high)
+
+
+def default_step(low: float, high: float) -> float:
+    """NumberEntity._calculate_step without a native step: 1, or a tenth of it as often as the
+    range needs to be wider than the step."""
+    step = DEFAULT_STEP
+    if span := abs(high - low):
+        while span <= step:
+            step /= 10.0
+    return step
 
 
 DOMAIN = Domain.of(

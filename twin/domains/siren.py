@@ -19,7 +19,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, small_float, string
-from .descriptor import ON_OFF_OUTCOMES, Carrying, Domain, FieldNotes, has_feature
+from .descriptor import ON_OFF_OUTCOMES, Carrying, Domain, FieldNotes, has_feature, toggle_state
 from .rules import ON_OFF, EntityRules, optional, text
 
 # SirenEntityFeature.
@@ -36,10 +36,15 @@ ATTR_AVAILABLE_TONES = "available_tones"
 
 
 def _check_tone(entity: EntityDraft, tone: int | str) -> None:
-    """Refuse a tone that is neither one of available_tones nor a name in its mapping."""
+    """Refuse a tone that is neither one of available_tones nor a name in its mapping. A
+    mapping's ids are matched as text: Home Assistant's JSON (a snapshot, the API) writes its
+    int ids as strings, which the siren itself holds as ints."""
     tones = entity.capabilities.get(ATTR_AVAILABLE_TONES)
-    named = isinstance(tones, dict) and tone in tones.values()
-    if not tones or (tone not in tones and not named):
+    if isinstance(tones, dict):
+        known = tone in tones.values() or str(tone) in map(str, tones)
+    else:
+        known = tone in (tones or ())
+    if not known:
         raise ServiceValidationError(
             f"Invalid tone specified for entity {entity.entity_id}: {tone}, "
             "check the available_tones attribute for valid tones to pass in"
@@ -114,6 +119,6 @@ DOMAIN = Domain.of(
         ATTR_VOLUME_LEVEL: FieldNotes(applies=has_feature(VOLUME_SET)),
     },
     state_outcomes=ON_OFF_OUTCOMES,
-    carrying=Carrying(capabilities=frozenset({ATTR_AVAILABLE_TONES})),
+    carrying=Carrying(capabilities=frozenset({ATTR_AVAILABLE_TONES}), arguments=toggle_state),
     color="#e63946",
 )
