@@ -48,6 +48,27 @@ def test_the_cases_are_many_homes_and_cover_every_domain(cases: list[AssistCase]
     assert any(not case.inventory.get("areas") for case in cases)
 
 
+# What a freshly onboarded Home Assistant 2026.10.4 holds (scripts/hass_server.py's full
+# onboarding, offline): `bench run --backend ha` refuses a home holding one of these ids, since
+# Home Assistant gives the home's entity another.
+FRESH_HOME_ASSISTANT = {
+    "conversation.home_assistant",
+    "event.backup_automatic_backup",
+    "sensor.backup_backup_manager_state",
+    "sensor.backup_last_attempted_automatic_backup",
+    "sensor.backup_last_successful_automatic_backup",
+    "sensor.backup_next_scheduled_automatic_backup",
+    "todo.shopping_list",
+    "zone.home",
+}
+
+
+def test_no_home_holds_an_id_a_fresh_home_assistant_has(cases: list[AssistCase]) -> None:
+    held = {entity["id"] for case in cases for entity in case.inventory.get("entities") or ()}
+    assert not held & FRESH_HOME_ASSISTANT
+    assert not {entity_id for entity_id in held if entity_id.startswith("person.")}
+
+
 def _named(case: AssistCase) -> set[str]:
     """The entity ids the case's oracle acts on or reads, and those it expects to change."""
     named = set(case.expect_changes)
