@@ -133,16 +133,34 @@ def plot_success(results: Sequence[Results], path: Path) -> None:
 
     groups = [*_types(results), OVERALL]
     width = 0.8 / len(results)
-    figure, axis = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * len(results) ** 0.5), 4))
+    # Many groups (the assist cases' categories) read better as rows than as columns.
+    rows = len(groups) > 10
+    size = (
+        (8.0, 1.0 + 0.22 * len(groups) * len(results))
+        if rows
+        else (
+            max(6.0, 1.2 * len(groups) * len(results) ** 0.5),
+            4.0,
+        )
+    )
+    figure, axis = plt.subplots(figsize=size)
     for index, result in enumerate(results):
         heights = [100 * result.summary.get(g, {}).get("success", 0.0) for g in groups]
         offsets = [g + (index - (len(results) - 1) / 2) * width for g in range(len(groups))]
-        bars = axis.bar(offsets, heights, width, label=result.name)
+        bars = (axis.barh if rows else axis.bar)(offsets, heights, width, label=result.name)
         axis.bar_label(bars, fmt="%.0f", fontsize=7)
-    axis.set_xticks(range(len(groups)), groups)
-    axis.set_ylim(0, 110)
-    axis.set_ylabel("success (%)")
-    axis.set_title("SmartHome-Bench: success per task type")
+    kind = "category" if results[0].config.get("evaluation") == "assist-cases" else "task type"
+    if rows:
+        axis.set_yticks(range(len(groups)), groups)
+        axis.invert_yaxis()
+        axis.set_xlim(0, 110)
+        axis.set_xlabel("success (%)")
+    else:
+        axis.set_xticks(range(len(groups)), groups)
+        axis.set_ylim(0, 110)
+        axis.set_ylabel("success (%)")
+    title = "Assist cases" if kind == "category" else "SmartHome-Bench"
+    axis.set_title(f"{title}: success per {kind}")
     if len(results) > 1:
         axis.legend(fontsize=8, frameon=False)
     figure.savefig(path, dpi=110, bbox_inches="tight")
