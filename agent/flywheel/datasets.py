@@ -28,7 +28,7 @@ from twin.tools import TOOL_SCHEMAS
 from ..episode import Trajectory
 from ..errors import AgentError
 from ..policies import Message
-from . import mcts
+from . import language, mcts
 from .blueprints import FILTERS, Blueprint, Rejected, make_blueprint
 from .paraphrase import LLMParaphraser, UnfaithfulParaphrase
 
@@ -205,7 +205,8 @@ class Section:
 
 def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) -> list[Section]:
     """What a dataset holds: rows, blueprints, and their spread by method, query type, domain
-    and tool calls; with the run's `records`, the share of seeds each stage rejected."""
+    and tool calls; how varied its users' words are (language); with the run's `records`, the
+    share of seeds each stage rejected."""
     seeds = {row["seed"] for row in rows}
     sections = [Section("size", [("rows", str(len(rows))), ("blueprints", str(len(seeds)))])]
     if methods := [row["method"] for row in rows if "method" in row]:  # not a benchmark's
@@ -226,6 +227,8 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
             ("max", str(max(calls))),
         ]
         sections.append(Section("tool calls per trajectory", spread))
+    if said := language.measures(rows):
+        sections.append(Section("language (first user turns)", said))
     if records:
         sections.append(Section("seeds", _outcomes(records)))
     return sections

@@ -131,6 +131,7 @@ def test_generation_is_deterministic_and_the_files_read_back(
     stats = CliRunner().invoke(main, ["data", "stats", str(tmp_path)])
     assert stats.exit_code == 0, stats.output  # the flywheel's summary reads a benchmark too
     assert "by clarity" in stats.output
+    assert "vocabulary (words)" in stats.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text(sample[0].to_json() + "\n" + '{"id": "qt1-0001"}\n')
     with pytest.raises(BenchError, match=r"bad\.jsonl:2"):

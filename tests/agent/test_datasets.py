@@ -149,6 +149,8 @@ def test_the_cli_writes_blueprints_then_trajectories_with_cards_that_count(
     stats = runner.invoke(main, ["data", "stats", str(tmp_path / "sft")])
     assert stats.exit_code == 0, stats.output
     assert "median" in stats.output  # tool calls per trajectory
+    assert "distinct-2 (samples of 100)" in stats.output  # the users' language
+    assert "most meant service" in (tmp_path / "bp" / "README.md").read_text()
 
 
 def test_summary_counts_query_types_and_domains() -> None:
