@@ -63,3 +63,8 @@ class EntityEntry:
     def domain(self) -> str:
         """The entity's domain, e.g. `light`."""
         return self.entity_id.partition(".")[0]
+
+
+def object_id_words(entity_id: str) -> str:
+    """The name of an entity that has none: its object id's words (`light.den_lamp`: "den lamp")."""
+    return entity_id.partition(".")[2].replace("_", " ")

@@ -17,6 +17,7 @@ from typing import Any
 from twin.atomic import write_text
 
 from ..errors import AgentError
+from .assist import EVALUATION
 from .conversation import is_agent
 from .evaluate import OVERALL, RESULTS
 
@@ -135,21 +136,16 @@ def plot_success(results: Sequence[Results], path: Path) -> None:
     width = 0.8 / len(results)
     # Many groups (the assist cases' categories) read better as rows than as columns.
     rows = len(groups) > 10
-    size = (
-        (8.0, 1.0 + 0.22 * len(groups) * len(results))
-        if rows
-        else (
-            max(6.0, 1.2 * len(groups) * len(results) ** 0.5),
-            4.0,
-        )
-    )
+    if rows:
+        size = (8.0, 1.0 + 0.22 * len(groups) * len(results))
+    else:
+        size = (max(6.0, 1.2 * len(groups) * len(results) ** 0.5), 4.0)
     figure, axis = plt.subplots(figsize=size)
     for index, result in enumerate(results):
         heights = [100 * result.summary.get(g, {}).get("success", 0.0) for g in groups]
         offsets = [g + (index - (len(results) - 1) / 2) * width for g in range(len(groups))]
         bars = (axis.barh if rows else axis.bar)(offsets, heights, width, label=result.name)
         axis.bar_label(bars, fmt="%.0f", fontsize=7)
-    kind = "category" if results[0].config.get("evaluation") == "assist-cases" else "task type"
     if rows:
         axis.set_yticks(range(len(groups)), groups)
         axis.invert_yaxis()
@@ -159,8 +155,10 @@ def plot_success(results: Sequence[Results], path: Path) -> None:
         axis.set_xticks(range(len(groups)), groups)
         axis.set_ylim(0, 110)
         axis.set_ylabel("success (%)")
-    title = "Assist cases" if kind == "category" else "SmartHome-Bench"
-    axis.set_title(f"{title}: success per {kind}")
+    assist = results[0].config.get("evaluation") == EVALUATION
+    axis.set_title(
+        "Assist cases: success per category" if assist else "SmartHome-Bench: success per task type"
+    )
     if len(results) > 1:
         axis.legend(fontsize=8, frameon=False)
     figure.savefig(path, dpi=110, bbox_inches="tight")

@@ -233,10 +233,17 @@ def stats(directory: Path) -> None:
     tool calls per trajectory, and how the run's seeds ended."""
     try:
         rows = datasets.read_rows(datasets.dataset_file(directory))
+        sections = datasets.summarise(rows, runner.read_records(directory))
     except datasets.DatasetError as err:
         raise click.BadParameter(str(err), param_hint="DIRECTORY") from err
+    except (KeyError, TypeError, ValueError, AttributeError) as err:  # a row of another shape
+        raise click.BadParameter(
+            f"a row is not one `homeflow data` writes ({type(err).__name__}: {err}); give a "
+            "directory made by `homeflow data blueprints|synthesize` or `homeflow bench generate`",
+            param_hint="DIRECTORY",
+        ) from err
     console = Console()
-    for section in datasets.summarise(rows, runner.read_records(directory)):
+    for section in sections:
         table = Table(title=section.title)
         table.add_column("")
         table.add_column("count", justify="right")

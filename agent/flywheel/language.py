@@ -14,7 +14,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 SAMPLE = 100
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")  # an apostrophe, straight or curly
@@ -42,31 +42,30 @@ def sampled_distinct(sentences: Sequence[str], n: int, seed: int = 0) -> float:
     return statistics.mean(distinct(sample, n) for sample in whole) if whole else 0.0
 
 
-def first_turn(row: Mapping[str, Any]) -> str | None:
-    """What the user says first in a row: a blueprint's request, or a dialogue's first user
-    message; None for a row with neither."""
+class Said(NamedTuple):
+    """What a row's user says first, and the services they mean (a blueprint's intents)."""
+
+    first_turn: str | None
+    services: list[str]
+
+
+def said(row: Mapping[str, Any]) -> Said:
+    """A blueprint row's request and intents (its JSON read once), or a dialogue's first user
+    message; nothing for a row with neither."""
     if "blueprint" in row:
-        return str(_blueprint(row)["task"]["turns"][0])
-    said = (m.get("content") for m in row.get("messages") or () if m.get("role") == "user")
-    return next((str(text) for text in said if text), None)
-
-
-def services(row: Mapping[str, Any]) -> list[str]:
-    """The services a blueprint's user means (domain.service), one per intent."""
-    if "blueprint" not in row:
-        return []
-    return [f"{i['domain']}.{i['service']}" for i in _blueprint(row)["task"]["intents"]]
-
-
-def _blueprint(row: Mapping[str, Any]) -> dict[str, Any]:
-    blueprint = row["blueprint"]
-    return json.loads(blueprint) if isinstance(blueprint, str) else dict(blueprint)
+        blueprint = row["blueprint"]
+        task = (json.loads(blueprint) if isinstance(blueprint, str) else blueprint)["task"]
+        meant = [f"{intent['domain']}.{intent['service']}" for intent in task["intents"]]
+        return Said(str(task["turns"][0]), meant)
+    users = (m.get("content") for m in row.get("messages") or () if m.get("role") == "user")
+    return Said(next((str(text) for text in users if text), None), [])
 
 
 def measures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """The language of the rows' first turns, as `data stats` shows it: how many, the vocabulary,
     distinct-1 and distinct-2 over samples of SAMPLE, and the most meant service's share."""
-    sentences = [text for text in map(first_turn, rows) if text]
+    read = [said(row) for row in rows]
+    sentences = [row.first_turn for row in read if row.first_turn]
     if not sentences:
         return []
     vocabulary = {word for text in sentences for word in words(text)}
@@ -76,7 +75,7 @@ def measures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
         (f"distinct-1 (samples of {SAMPLE})", f"{sampled_distinct(sentences, 1):.3f}"),
         (f"distinct-2 (samples of {SAMPLE})", f"{sampled_distinct(sentences, 2):.3f}"),
     ]
-    if meant := Counter(service for row in rows for service in services(row)):
+    if meant := Counter(service for row in read for service in row.services):
         top, count = meant.most_common(1)[0]
         total = sum(meant.values())
         shown += [

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from twin.confirmation import asked
 from twin.home import Home
+from twin.registry import object_id_words
 from twin.verifier import ConditionStatus
 
 from ..policies import Message, Policy, PolicyError
@@ -221,7 +222,7 @@ class ScriptedUser:
     def _name(self, entity_id: str) -> str:
         if self.home is not None and entity_id in self.home.entities:
             return _lower(self.home.entities[entity_id].name)
-        return entity_id.partition(".")[2].replace("_", " ")
+        return object_id_words(entity_id)
 
     def _the(self, intent: Intent) -> str:
         return f"the {self._name(intent.entity_id)}"

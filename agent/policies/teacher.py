@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 from twin.conditions import compile_condition
 from twin.confirmation import answer
 from twin.errors import ConditionError
+from twin.registry import object_id_words
 from twin.state import State
 
 from ..task import Intent, Task
@@ -550,7 +551,7 @@ def _plain(value: Any) -> str:
 
 
 def _name(seen: Seen, entity_id: str) -> str:
-    return seen.names.get(entity_id) or entity_id.partition(".")[2].replace("_", " ")
+    return seen.names.get(entity_id) or object_id_words(entity_id)
 
 
 def _join(items: Sequence[str]) -> str:

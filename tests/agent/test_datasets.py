@@ -173,6 +173,12 @@ def test_cli_errors_are_clear(tmp_path: Path) -> None:
     bad = runner.invoke(main, ["data", "stats", str(tmp_path / "empty")])
     assert bad.exit_code == 2
     assert "holds 0 .jsonl files" in bad.output
+    (tmp_path / "other").mkdir()
+    for row in ('{"seed": 1}', '{"seed": 1, "blueprint": "{\\"task\\": 3}"}', "[1]"):
+        (tmp_path / "other" / "rows.jsonl").write_text(row + "\n")
+        other = runner.invoke(main, ["data", "stats", str(tmp_path / "other")])
+        assert other.exit_code == 2, other.output
+        assert "a row is not one `homeflow data` writes" in other.output
     not_blueprints = runner.invoke(
         main, ["data", "synthesize", "--blueprints", str(tmp_path / "empty"), "-o", "y"]
     )

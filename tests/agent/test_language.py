@@ -9,11 +9,11 @@ import pytest
 
 from agent.flywheel.language import (
     SAMPLE,
+    Said,
     distinct,
-    first_turn,
     measures,
+    said,
     sampled_distinct,
-    services,
     words,
 )
 
@@ -54,9 +54,12 @@ def test_a_sample_has_a_fixed_size_so_a_bigger_dataset_is_not_more_repetitive() 
         for thing in "xyz"
         for level in range(10)
     ]
-    small, big = pool[:SAMPLE], pool * 5
-    assert distinct(big, 2) < distinct(small, 2)
-    assert abs(sampled_distinct(big, 2, seed=1) - sampled_distinct(pool, 2, seed=1)) < 0.2
+    big = pool * 5  # the same sentences, five times as many
+    assert distinct(big, 2) < distinct(pool, 2) / 4
+    assert sampled_distinct(big, 2, seed=1) == pytest.approx(
+        sampled_distinct(pool, 2, seed=1), abs=0.01
+    )
+    assert len(pool) > SAMPLE
 
 
 def blueprint_row(turn: str, *services_meant: str) -> dict[str, object]:
@@ -69,14 +72,13 @@ def blueprint_row(turn: str, *services_meant: str) -> dict[str, object]:
 
 def test_first_turns_and_services_of_blueprints_and_dialogues() -> None:
     row = blueprint_row("Dim the lamp", "light.turn_on", "cover.close_cover")
-    assert first_turn(row) == "Dim the lamp"
-    assert services(row) == ["light.turn_on", "cover.close_cover"]
+    assert said(row) == Said("Dim the lamp", ["light.turn_on", "cover.close_cover"])
+    assert said({"blueprint": json.loads(str(row["blueprint"]))}) == said(row)  # a benchmark's
     dialogue = {
         "messages": [{"role": "system", "content": "..."}, {"role": "user", "content": "Hi"}]
     }
-    assert first_turn(dialogue) == "Hi"
-    assert services(dialogue) == []
-    assert first_turn({"messages": []}) is None
+    assert said(dialogue) == Said("Hi", [])
+    assert said({"messages": []}) == Said(None, [])
 
 
 def test_measures_show_vocabulary_diversity_and_the_top_service() -> None:

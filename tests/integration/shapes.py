@@ -19,6 +19,7 @@ import random
 import uuid
 from collections.abc import Callable
 from datetime import date, datetime
+from functools import partialmethod
 from typing import Any
 
 from homeassistant.components.alarm_control_panel import (
@@ -107,12 +108,18 @@ def maybe(rng: random.Random, value: Any, chance: float = 0.5) -> Any:
 # --- switch -------------------------------------------------------------------------------------
 
 
-class MinimalSwitch(Minimal, SwitchEntity):
+class OnOff(Minimal):
+    """An entity that turns on and off, and holds nothing more of what it is told."""
+
     async def async_turn_on(self, **kwargs: Any) -> None:
         self.hold(is_on=True)
 
     async def async_turn_off(self, **kwargs: Any) -> None:
         self.hold(is_on=False)
+
+
+class MinimalSwitch(OnOff, SwitchEntity):
+    pass
 
 
 def switch(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
@@ -777,26 +784,16 @@ def humidifier(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 class MinimalAlarm(Minimal, AlarmControlPanelEntity):
     """A panel that takes any code (whether a code is right is the panel's business)."""
 
-    async def async_alarm_disarm(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.DISARMED)
+    async def _go(self, state: AlarmControlPanelState, code: str | None = None) -> None:
+        self.hold(alarm_state=state)
 
-    async def async_alarm_arm_home(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.ARMED_HOME)
-
-    async def async_alarm_arm_away(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.ARMED_AWAY)
-
-    async def async_alarm_arm_night(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.ARMED_NIGHT)
-
-    async def async_alarm_arm_vacation(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.ARMED_VACATION)
-
-    async def async_alarm_arm_custom_bypass(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.ARMED_CUSTOM_BYPASS)
-
-    async def async_alarm_trigger(self, code: str | None = None) -> None:
-        self.hold(alarm_state=AlarmControlPanelState.TRIGGERED)
+    async_alarm_disarm = partialmethod(_go, AlarmControlPanelState.DISARMED)
+    async_alarm_arm_home = partialmethod(_go, AlarmControlPanelState.ARMED_HOME)
+    async_alarm_arm_away = partialmethod(_go, AlarmControlPanelState.ARMED_AWAY)
+    async_alarm_arm_night = partialmethod(_go, AlarmControlPanelState.ARMED_NIGHT)
+    async_alarm_arm_vacation = partialmethod(_go, AlarmControlPanelState.ARMED_VACATION)
+    async_alarm_arm_custom_bypass = partialmethod(_go, AlarmControlPanelState.ARMED_CUSTOM_BYPASS)
+    async_alarm_trigger = partialmethod(_go, AlarmControlPanelState.TRIGGERED)
 
 
 def alarm_control_panel(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
@@ -908,12 +905,8 @@ def select(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:
 # --- siren --------------------------------------------------------------------------------------
 
 
-class MinimalSiren(Minimal, SirenEntity):
-    async def async_turn_on(self, **kwargs: Any) -> None:
-        self.hold(is_on=True)
-
-    async def async_turn_off(self, **kwargs: Any) -> None:
-        self.hold(is_on=False)
+class MinimalSiren(OnOff, SirenEntity):
+    pass
 
 
 def siren(rng: random.Random) -> tuple[type[Minimal], dict[str, Any]]:

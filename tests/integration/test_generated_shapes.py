@@ -31,6 +31,7 @@ from twin.domains import DOMAINS
 from twin.errors import TwinError
 from twin.home import Home
 from twin.homefile import import_ha_snapshot
+from twin.registry import object_id_words
 
 from .shapes import CONFIGS, SHAPES, Minimal
 from .test_fidelity import OPTIONS, VALUES, error_code, schema_keys, typed
@@ -45,7 +46,7 @@ SOURCES = ("snapshot", "registry", "inventory")
 # Where a domain's entities are imported from, where not from all SOURCES: a configured helper
 # or script has no arguments for an inventory, and a to-do list's items are in no snapshot (the
 # twin keeps the count of the items it cannot see, and cannot find them by name).
-SOURCES_OF = {"todo": ("inventory",), **dict.fromkeys(CONFIGS, SOURCES[:2])}
+SOURCES_OF = {"todo": ("inventory",), **dict.fromkeys(CONFIGS, ("snapshot", "registry"))}
 # What each writes at the time of a call, on its own clock (Home Assistant's real time, the
 # twin's simulated one): compared as "a time or none", not by value.
 CLOCKED: dict[tuple[str, str], str] = {
@@ -167,11 +168,7 @@ def differences(
         if (domain, key) in DERIVED:
             continue
         ha, tw = shown.attributes.get(key, "<absent>"), mine.attributes.get(key, "<absent>")
-        if (
-            key == "friendly_name"
-            and ha == "<absent>"
-            and tw == entity_id.split(".")[1].replace("_", " ")
-        ):
+        if key == "friendly_name" and ha == "<absent>" and tw == object_id_words(entity_id):
             continue  # UNNAMED
         if typed(clocked(domain, key, ha)) != typed(clocked(domain, key, tw)):
             differ.append(f"{key} {ha!r} != {tw!r}")
@@ -182,10 +179,11 @@ def clocked(domain: str, key: str, value: Any) -> Any:
     """A CLOCKED value as "a time" when it is one; anything else as it is."""
     if (domain, key) not in CLOCKED or not isinstance(value, str | datetime):
         return value
-    try:
-        datetime.fromisoformat(value) if isinstance(value, str) else value
-    except ValueError:
-        return value
+    if isinstance(value, str):
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            return value
     return "<a time>"
 
 

@@ -118,3 +118,28 @@ def test_an_inventory_number_shows_the_range_and_step_home_assistant_does(
     home, _ = import_ha_snapshot(inventory)
     attributes = home.state("number.height").attributes
     assert {key: attributes[key] for key in shown} == shown
+
+
+@pytest.mark.parametrize(
+    ("arguments", "match"),
+    [
+        ({"native_min_value": "abc"}, "capabilities.min"),
+        ({"native_max_value": [1]}, "capabilities.max"),
+        ({"native_max_value": float("nan")}, "capabilities.max"),
+        ({"native_min_value": 10, "native_max_value": 1}, "min .10. is above max .1."),
+    ],
+)
+def test_an_inventory_number_with_an_impossible_range_is_a_typed_error(
+    arguments: dict[str, object], match: str
+) -> None:
+    inventory = {"entities": [{"id": "number.height", "attributes": arguments}]}
+    with pytest.raises(HomeDefinitionError, match=match):
+        import_ha_snapshot(inventory)
+
+
+def test_an_inventory_numbers_range_given_as_none_is_home_assistants_default() -> None:
+    arguments = {"native_min_value": None, "native_max_value": None}
+    inventory = {"entities": [{"id": "number.height", "attributes": arguments}]}
+    home, _ = import_ha_snapshot(inventory)
+    attributes = home.state("number.height").attributes
+    assert (attributes["min"], attributes["max"], attributes["step"]) == (0.0, 100.0, 1.0)

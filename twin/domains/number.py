@@ -32,6 +32,7 @@ DEFAULT_MIN_VALUE = 0.0
 DEFAULT_MAX_VALUE = 100.0
 DEFAULT_STEP = 1.0
 MODES = ("auto", "box", "slider")  # NumberMode
+DEFAULT_MODE = "auto"
 
 
 def state_of(value: float) -> str:
@@ -80,10 +81,16 @@ def from_arguments(arguments: dict[str, Any]) -> None:
         arguments,
         {"native_min_value": ATTR_MIN, "native_max_value": ATTR_MAX, "native_step": ATTR_STEP},
     )
-    low = arguments.setdefault(ATTR_MIN, DEFAULT_MIN_VALUE)
-    high = arguments.setdefault(ATTR_MAX, DEFAULT_MAX_VALUE)
-    arguments.setdefault(ATTR_MODE, "auto")
-    if arguments.get(ATTR_STEP) is None:
+    for key, default in ((ATTR_MIN, DEFAULT_MIN_VALUE), (ATTR_MAX, DEFAULT_MAX_VALUE)):
+        if arguments.get(key) is None:  # an argument of None is one not given
+            arguments[key] = default
+    arguments.setdefault(ATTR_MODE, DEFAULT_MODE)
+    low, high = arguments[ATTR_MIN], arguments[ATTR_MAX]
+    # A range that is no pair of numbers gets no step: RULES refuse it, naming the argument.
+    quantities = all(
+        isinstance(end, int | float) and not isinstance(end, bool) for end in (low, high)
+    )
+    if arguments.get(ATTR_STEP) is None and quantities:
         arguments[ATTR_STEP] = default_step(low, high)
 
 

@@ -12,7 +12,7 @@ import voluptuous as vol
 from ..domains import DOMAINS, domain_of
 from ..errors import HomeDefinitionError
 from ..home import DEFAULT_START, Home
-from ..registry import Area, Device, EntityEntry, Floor
+from ..registry import Area, Device, EntityEntry, Floor, object_id_words
 from ..state import State
 from ..validation import shown
 from .common import (
@@ -271,7 +271,7 @@ def _add_ha_entity(
     }
     entry = EntityEntry(
         entity_id=entity_id,
-        name=name if name is not None else entity_id.partition(".")[2].replace("_", " "),
+        name=name if name is not None else object_id_words(entity_id),
         device_id=registry.get("device_id"),
         area_id=registry.get("area_id"),
         device_class=device_class,
