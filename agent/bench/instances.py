@@ -24,11 +24,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import lzma
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +60,12 @@ from ..task import Intent
 if TYPE_CHECKING:
     from twin.home import Home
 
-VERSION = "v1"
-NAME = f"smarthome-bench-{VERSION}"
+# v1 is frozen: its instances as generated at c8fe3a0 ship with the package (v1/), so that its
+# results stay comparable while the flywheel changes; the newest version is generated.
+FROZEN = ("v1",)
+VERSION = "v2"
+VERSIONS = (*FROZEN, VERSION)
+NAME = "smarthome-bench-{version}"
 SIZE = 1678
 TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5")
 ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter works as in training
@@ -342,11 +348,9 @@ def _config(count: int, first: int) -> dict[str, Any]:
 
 
 def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
-    """The versioned file set: instances (JSONL, Parquet where pyarrow is), manifest, card."""
-    instances = generation.instances
-    rows = [instance.row() for instance in instances]
-    files = datasets.write_dataset(directory, "instances", rows)
-    count = len(instances)
+    """The generated version's file set: instances (JSONL, Parquet where pyarrow is), manifest
+    and card."""
+    count = len(generation.instances)
     manifest = {
         "name": "SmartHome-Bench",
         **_config(count, generation.first),
@@ -359,14 +363,40 @@ def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
             "reserved": [BENCH_SEEDS.start, BENCH_SEEDS.stop - 1],
         },
         "dropped": generation.dropped,
-        "files": [f.name for f in files],
     }
+    return _write(directory, [instance.row() for instance in generation.instances], manifest)
+
+
+def frozen_rows(version: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A frozen version's rows and manifest, as shipped; BenchError when the rows are not the
+    ones the manifest's digest names."""
+    if version not in FROZEN:
+        raise BenchError(f"no frozen version {version!r}; frozen: {', '.join(FROZEN)}")
+    shipped = files("agent.bench").joinpath(version)
+    data = lzma.decompress(shipped.joinpath("instances.jsonl.xz").read_bytes())
+    manifest: dict[str, Any] = json.loads(shipped.joinpath("manifest.json").read_text())
+    if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
+        raise BenchError(f"SmartHome-Bench {version}'s shipped instances are damaged")
+    return [json.loads(line) for line in data.decode().splitlines()], manifest
+
+
+def write_frozen(directory: Path, version: str) -> list[Path]:
+    """A frozen version's file set, the same bytes of instances.jsonl every time."""
+    rows, manifest = frozen_rows(version)
+    return _write(directory, rows, manifest)
+
+
+def _write(directory: Path, rows: Sequence[dict[str, Any]], manifest: dict[str, Any]) -> list[Path]:
+    written = datasets.write_dataset(directory, "instances", rows)
     path = directory / "manifest.json"
-    write_text(path, json.dumps(manifest, indent=2) + "\n")
-    about = ABOUT.format(count=count, seeds=generation.walked, first=generation.first)
-    card = datasets.card(f"SmartHome-Bench {VERSION}", files, spread(rows), about)
+    write_text(path, json.dumps({**manifest, "files": [f.name for f in written]}, indent=2) + "\n")
+    seeds = manifest["seeds"]
+    about = ABOUT.format(
+        count=len(rows), seeds=seeds["walked"], first=seeds["first"], version=manifest["version"]
+    )
+    card = datasets.card(f"SmartHome-Bench {manifest['version']}", written, spread(rows), about)
     write_text(directory / "README.md", card)
-    return [*files, path, directory / "README.md"]
+    return [*written, path, directory / "README.md"]
 
 
 def spread(rows: Sequence[Mapping[str, Any]]) -> list[datasets.Section]:
@@ -399,5 +429,6 @@ ABOUT = (
     "task's turns and intents with their conditions); `agent.bench.instances.load_bench` reads "
     "them back. Every instance passed the triple filter, needs what its type says, and was "
     "solved by the scripted teacher with the scripted user. Score by the home's state: all goal "
-    "conditions hold and nothing else changed. Regenerate with `homeflow bench generate`."
+    "conditions hold and nothing else changed. Regenerate with `homeflow bench generate --version "
+    "{version}`."
 )

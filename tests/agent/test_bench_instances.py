@@ -3,6 +3,7 @@ what it says, checked on the text and in real episodes in the twin."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,10 +14,13 @@ from click.testing import CliRunner
 from agent.backends.twin import TwinBackend
 from agent.bench.instances import (
     BENCH_SEEDS,
+    FROZEN,
     SIZE,
     TASK_TYPES,
+    VERSION,
     BenchError,
     BenchInstance,
+    frozen_rows,
     generate,
     generate_bench,
     load_bench,
@@ -29,6 +33,7 @@ from agent.bench.instances import (
     unmet,
     value_numbers,
     write_bench,
+    write_frozen,
 )
 from agent.cli import main
 from agent.flywheel import mcts
@@ -124,7 +129,7 @@ def test_generation_is_deterministic_and_the_files_read_back(
     assert load_bench(tmp_path) == sample
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["counts"] == targets(COUNT)
-    assert manifest["version"] == "v1"
+    assert manifest["version"] == VERSION
     assert manifest["seeds"]["first"] == BENCH_SEEDS.start
     assert manifest["seeds"]["walked"] == again.walked
     assert "| QT3 | 6 |" in (tmp_path / "README.md").read_text()
@@ -227,3 +232,41 @@ async def test_the_teacher_solves_every_sampled_instance_with_other_seeds(
     for instance in sample:
         trajectory = await play(instance.blueprint, TeacherPolicy(instance.blueprint.task, 1), 1)
         assert solved(trajectory), instance.id
+
+
+# --- the frozen versions --------------------------------------------------------------------------
+
+V1_SHA256 = "9c258b408962d0659048eed8f0f290415a3ff52700dac9fc381ba937895d1ae0"
+
+
+def test_v1_is_frozen_byte_for_byte(tmp_path: Path) -> None:
+    """v1 is written from the shipped rows, whatever the flywheel now does: the same bytes of
+    instances.jsonl as generated at c8fe3a0, each instance's home and conditions still made."""
+    assert FROZEN == ("v1",)
+    result = CliRunner().invoke(main, ["bench", "generate", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    data = (tmp_path / "instances.jsonl").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == V1_SHA256
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["version"] == "v1"
+    assert manifest["count"] == SIZE
+    assert manifest["counts"] == {"QT1": 336, "QT2": 336, "QT3": 336, "QT4": 335, "QT5": 335}
+    assert manifest["generator"] == "4ddcbbf1b041ec14"
+    loaded = load_bench(tmp_path)
+    assert len(loaded) == SIZE
+    for instance in loaded[::97]:  # the homes the rows name are still the homes they were
+        home = instance.blueprint.home()
+        assert instance.blueprint.task.conditions(home)
+    assert "--version v1" in (tmp_path / "README.md").read_text()
+
+
+def test_frozen_versions_refuse_what_they_cannot_be(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", "generate", "--count", "5", "-o", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "frozen" in result.output
+    assert not tmp_path.joinpath("instances.jsonl").exists()
+    with pytest.raises(BenchError, match="no frozen version"):
+        frozen_rows("v0")
+    with pytest.raises(BenchError, match="no frozen version"):
+        write_frozen(tmp_path, VERSION)
