@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import voluptuous as vol
@@ -169,6 +169,22 @@ class Home:
         new = State(entry.entity_id, state, full, self.now, self.now)
         self.states[entry.entity_id] = new
         return new
+
+    def rename(self, areas: Mapping[str, str], entities: Mapping[str, str]) -> None:
+        """Give areas and entities new names, as Home Assistant's registries' updates do: an
+        entity's state takes the new friendly_name (and a new last_updated, now). A name of
+        an unknown area or entity is an error, and nothing is renamed."""
+        for area_id in areas:
+            self._check_known(self.areas, area_id, "area")
+        for entity_id in entities:
+            self._check_known(self.entities, entity_id, "entity")
+        for area_id, name in areas.items():
+            self.areas[area_id] = replace(self.areas[area_id], name=name)
+        for entity_id, name in entities.items():
+            self.entities[entity_id] = replace(self.entities[entity_id], name=name)
+            state = self.states[entity_id]
+            attributes = {**state.attributes, "friendly_name": name}
+            self.states[entity_id] = replace(state, attributes=attributes, last_updated=self.now)
 
     @staticmethod
     def _check_new(known: Mapping[str, Any], item_id: str, kind: str) -> None:

@@ -153,12 +153,14 @@ def task_type(query_type: QueryType) -> str:
 
 
 def value_numbers(intent: Intent) -> list[str]:
-    """The numbers a request would state for the intent's values, as said ("40", "21.5")."""
-    return [
-        VALUE_WORDS[key](value).split()[0]
+    """The numbers a request would state for the intent's values, as said ("40", "21.5"); a
+    value said by its name ("warm white") has none."""
+    said = (
+        re.match(r"\d+(?:\.\d+)?", VALUE_WORDS[key](value))
         for key, value in intent.data.items()
         if key in VALUE_WORDS and key != "hvac_mode"
-    ]
+    )
+    return [number.group() for number in said if number is not None]
 
 
 def says(text: str, number: str) -> bool:

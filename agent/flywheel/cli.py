@@ -24,6 +24,7 @@ from . import datasets, mcts, runner
 from .blueprints import FILTERS, SplitError, check_split
 from .paraphrase import LLMParaphraser
 from .profiles import AGE_BANDS, Profile, age_band, make_profile
+from .sentences import LANGUAGES
 
 
 @click.group()
@@ -116,12 +117,23 @@ def _spec(check: Callable[[str], object]) -> Callable[[click.Context, click.Para
     callback=_spec(LLMParaphraser),
     help="Have this server rewrite each request (a paraphrase that drops a number is rejected).",
 )
+@click.option(
+    "--language",
+    "languages",
+    multiple=True,
+    type=click.Choice(LANGUAGES),
+    default=("en",),
+    show_default=True,
+    help="The users' language; given several times, the seeds take them in turn. Outside "
+    "English the requests are atomic and compositional ones, in Home Assistant's sentences.",
+)
 @_run_options
 def blueprints(
     count: int,
     seed: int,
     error_rate: float,
     paraphrase: str | None,
+    languages: tuple[str, ...],
     output: Path,
     workers: int,
     ray: bool,
@@ -130,7 +142,8 @@ def blueprints(
     card in OUTPUT, with the share of candidates each filter rejected."""
     config = {"dataset": "blueprints", "count": count, "seed": seed, "error_rate": error_rate}
     config |= {"paraphrase": paraphrase} if paraphrase is not None else {}
-    jobs = [(str(s), s) for s in range(seed, seed + count)]
+    config |= {"languages": list(languages)} if languages != ("en",) else {}
+    jobs = [(str(s), [s, languages[s % len(languages)]]) for s in range(seed, seed + count)]
     work = partial(datasets.blueprint_record, error_rate=error_rate, paraphrase=paraphrase)
     outcome = _generate(output, jobs, work, config, workers, ray, "blueprints")
     made = sum(len(record["rows"]) for record in outcome.records)

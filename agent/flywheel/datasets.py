@@ -79,6 +79,7 @@ def blueprint_columns(blueprint: Blueprint) -> Row:
         "domains": sorted({intent.domain for intent in blueprint.task.intents}),
         "intents": len(blueprint.task.intents),
         "home_type": blueprint.home_type,
+        "language": blueprint.language,
     }
 
 
@@ -148,13 +149,19 @@ def dataset_file(directory: Path) -> Path:
 # --- the work per seed (runner.Work: module-level, JSON-able records) ------------------------
 
 
-def blueprint_record(seed: int, error_rate: float, paraphrase: str | None = None) -> dict[str, Any]:
-    """The blueprint of `seed` as a row, or which filter rejected it; with `paraphrase` (an
-    `openai:URL#MODEL` spec) the request is rewritten by that server, sampled by the seed, and
-    a paraphrase that drops a number rejects the seed as "paraphrase"."""
+def blueprint_record(
+    job: int | list[Any], error_rate: float, paraphrase: str | None = None
+) -> dict[str, Any]:
+    """The blueprint of a seed (`job`: the seed, or [seed, language]) as a row, or which filter
+    rejected it; with `paraphrase` (an `openai:URL#MODEL` spec) the request is rewritten by that
+    server, sampled by the seed, and a paraphrase that drops a number rejects the seed as
+    "paraphrase"."""
+    seed, language = (job, "en") if isinstance(job, int) else (int(job[0]), str(job[1]))
     rewrite = LLMParaphraser(paraphrase, seed=seed) if paraphrase is not None else None
     try:
-        blueprint = make_blueprint(seed, error_rate=error_rate, paraphrase=rewrite)
+        blueprint = make_blueprint(
+            seed, error_rate=error_rate, paraphrase=rewrite, language=language
+        )
     except UnfaithfulParaphrase as err:
         return {
             "seed": seed,
@@ -227,8 +234,14 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
             ("max", str(max(calls))),
         ]
         sections.append(Section("tool calls per trajectory", spread))
-    if said := language.measures(rows):
-        sections.append(Section("language (first user turns)", said))
+    spoken = [str(row.get("language", "en")) for row in rows]  # v1's rows name none: English
+    if len(set(spoken)) > 1:
+        sections.append(Section("by language", _counts(spoken)))
+    for code in sorted(set(spoken), key=lambda c: (c != "en", c)):
+        said = language.measures([row for row, c in zip(rows, spoken, strict=True) if c == code])
+        if said:
+            title = "language (first user turns)" if code == "en" else f"language {code}"
+            sections.append(Section(title, said))
     if records:
         sections.append(Section("seeds", _outcomes(records)))
     return sections

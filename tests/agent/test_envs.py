@@ -8,7 +8,6 @@ import dataclasses
 import json
 import subprocess
 import sys
-from functools import cache
 from typing import Any
 
 import gymnasium as gym
@@ -19,37 +18,28 @@ import agent.envs
 from agent.bench.instances import play
 from agent.envs import ENV_ID, DialogueEnv, EnvError
 from agent.episode import EpisodeLimits, Trajectory
-from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.policies import AssistantMessage, ToolCall
 from agent.policies.teacher import TeacherPolicy
+from tests.agent.test_rl import LIGHT, blueprint, blueprint_seed
 from twin.reward import OutcomeRecorder, step_reward
 from twin.tools import run_tool
 from twin.verifier import Verifier
 
-SEED = 36  # a studio; one condition: state("light.studio_ceiling_light") == "off"
-LIGHT = "light.studio_ceiling_light"
 TURN_OFF = {
     "name": "call_service",
     "arguments": {"domain": "light", "service": "turn_off", "target": {"entity_id": LIGHT}},
 }
 
 
-@cache
-def blueprint() -> Blueprint:
-    found = make_blueprint(SEED)
-    assert isinstance(found, Blueprint)
-    return found
-
-
 def started(limits: EpisodeLimits | None = None) -> DialogueEnv:
     env = DialogueEnv(blueprint(), limits)
-    env.reset(options={"user_seed": SEED})
+    env.reset(options={"user_seed": blueprint_seed()})
     return env
 
 
 def teach(env: DialogueEnv) -> tuple[list[AssistantMessage], float]:
     """Play the scripted teacher through the env: its messages and the summed reward."""
-    teacher = TeacherPolicy(blueprint().task, SEED)
+    teacher = TeacherPolicy(blueprint().task, blueprint_seed())
     actions, total, over = [], 0.0, False
     while not over:
         action = asyncio.run(teacher.act(list(env.trajectory.messages), env.tool_schemas))
@@ -76,7 +66,7 @@ def test_the_env_passes_gymnasiums_checks() -> None:
 
 def test_reset_observes_the_system_prompt_and_the_first_request() -> None:
     env = DialogueEnv(blueprint())
-    observation, info = env.reset(options={"user_seed": SEED})
+    observation, info = env.reset(options={"user_seed": blueprint_seed()})
     system, user = json.loads(observation)
     assert system["role"] == "system"
     assert "smart home agent" in system["content"]
@@ -88,7 +78,7 @@ def test_reset_observes_the_system_prompt_and_the_first_request() -> None:
 def test_the_teacher_solves_the_dialogue_as_the_episode_runner_records_it() -> None:
     env = started()
     actions, total = teach(env)
-    episode = asyncio.run(play(blueprint(), TeacherPolicy(blueprint().task, SEED)))
+    episode = asyncio.run(play(blueprint(), TeacherPolicy(blueprint().task, blueprint_seed())))
     assert comparable(env.trajectory) == comparable(episode)
     assert env.trajectory.done
     assert env.trajectory.end_reason == "done"
@@ -241,7 +231,7 @@ def test_vectorised_envs_play_dialogues(mode: str, vector_kwargs: dict[str, Any]
 @pytest.mark.parametrize(
     ("module", "make"),
     [
-        ("agent.envs", f"gym.make('{ENV_ID}', blueprint=make_blueprint({SEED}))"),
+        ("agent.envs", f"gym.make('{ENV_ID}', blueprint=make_blueprint({blueprint_seed()}))"),
         ("agent.envs", "gym.make('homeflow/HomeEnv-v0', home=H, goal=['True'])"),
         ("twin.env", "gym.make('homeflow/HomeEnv-v0', home=H, goal=['True'])"),
     ],
@@ -251,7 +241,7 @@ def test_importing_a_module_registers_its_envs_in_a_fresh_process(module: str, m
     code = (
         "import gymnasium as gym, importlib\n"
         "from agent.flywheel.blueprints import make_blueprint\n"
-        f"H = make_blueprint({SEED}).home()\n"
+        f"H = make_blueprint({blueprint_seed()}).home()\n"
         f"module = importlib.import_module({module!r})\n"
         "gym.register_envs(importlib.reload(module))\n"
         f"env = {make}\n"

@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from agent.cli import main
+from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.datasets import synthesis_record, write_dataset
 from agent.policies.local import LocalPolicy
 from agent.training.common import TrainingError, read_metrics
@@ -36,9 +37,16 @@ CONFIGS = Path(__file__).parents[2] / "configs"
 
 @cache
 def rows() -> list[dict[str, Any]]:
-    """The shortest verified MCTS-Flow trajectories of a few blueprints."""
-    found = [row for s in range(4) for row in synthesis_record(s, "mcts", 0.2)["rows"]]
+    """The shortest verified MCTS-Flow trajectories of the first studios' blueprints (a small
+    home keeps the prompt short)."""
+    studios = [s for s in range(80) if _studio(s)][:4]
+    found = [row for s in studios for row in synthesis_record(s, "mcts", 0.2)["rows"]]
     return sorted(found, key=lambda r: len(json.dumps(r)))[:6]
+
+
+def _studio(seed: int) -> bool:
+    found = make_blueprint(seed)
+    return isinstance(found, Blueprint) and found.home_type == "studio"
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +60,13 @@ def dataset(tmp_path: Path) -> Path:
     directory = tmp_path / "mcts"
     write_dataset(directory, "trajectories", rows())
     return directory
+
+
+def prompt_tokens(policy: LocalPolicy, tokenizer: Any, row: dict[str, Any]) -> int:
+    """The tokens of a row's prompt up to its first reply."""
+    first = next(i for i, m in enumerate(row["messages"]) if m["role"] == "assistant")
+    text = policy.prompt(row["messages"][:first], json.loads(row["tools"]))
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def batch_loss(trainer: Any, examples: list[Any]) -> float:
@@ -289,9 +304,7 @@ def test_every_variant_trains_on_exactly_max_samples_rows_that_fit(
             header, header + "- light.attic: Attic\n" * 50
         )
     mixed = [*rows()[:3], *longer]
-    first = next(i for i, m in enumerate(longer[0]["messages"]) if m["role"] == "assistant")
-    text = policy.prompt(longer[0]["messages"][:first], json.loads(longer[0]["tools"]))
-    cut = len(tokenizer(text, add_special_tokens=False)["input_ids"])  # the longer ones miss it
+    cut = min(prompt_tokens(policy, tokenizer, row) for row in longer)  # the longer ones miss it
     run = make_run(
         {"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "max_length": cut}
         | {"max_samples": 3}

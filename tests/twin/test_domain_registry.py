@@ -145,6 +145,7 @@ def test_the_descriptor_holds_every_kind_of_domain_knowledge() -> None:
         "attribute_outcomes",
         "carrying",
         "contents",
+        "spoken",
         "color",
     ]
 

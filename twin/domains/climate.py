@@ -19,7 +19,16 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Handler, Service, check_range, schema
 from ..state import State
 from ..validation import Numeric, string
-from .descriptor import CapabilityRange, Carrying, Domain, FieldNotes, has_feature, renamed
+from .descriptor import (
+    ON_OFF_SPOKEN,
+    CapabilityRange,
+    Carrying,
+    Domain,
+    FieldNotes,
+    Spoken,
+    has_feature,
+    renamed,
+)
 from .rules import (
     PERCENT,
     STEP,
@@ -505,5 +514,9 @@ DOMAIN = Domain.of(
         temperature_unit=True,
         shows=show,
     ),
+    spoken={
+        **ON_OFF_SPOKEN,
+        "set_temperature": (Spoken("HassClimateSetTemperature", {"temperature": "temperature"}),),
+    },
     color="#e76f51",
 )

@@ -25,6 +25,7 @@ from .descriptor import (
     Carrying,
     Domain,
     FieldNotes,
+    Spoken,
     flag_state,
     has_feature,
     renamed,
@@ -271,5 +272,10 @@ DOMAIN = Domain.of(
         boolean_states=(STATE_OPEN, STATE_CLOSED),
         shows=shows_closed,
     ),
+    spoken={
+        "open_cover": (Spoken("HassTurnOn"),),
+        "close_cover": (Spoken("HassTurnOff"),),
+        "set_cover_position": (Spoken("HassSetPosition", {"position": "position"}),),
+    },
     color="#6a994e",
 )

@@ -88,6 +88,18 @@ class Carrying:
 
 
 @dataclass(frozen=True, slots=True)
+class Spoken:
+    """An Assist intent (Home Assistant's intent sentences, home-assistant-intents) that asks
+    for a service call with exactly these fields: the intent's name, the slot each field is
+    said in, and the factor from the field's value to the slot's (a volume level of 0.3 is
+    said as 30 %)."""
+
+    intent: str
+    slots: Mapping[str, str] = field(default_factory=dict)
+    scale: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Domain:
     """An entity domain: its services and feature flags (named as in Home Assistant), and what
     the project reads of it (see the module's docstring).
@@ -97,7 +109,8 @@ class Domain:
     twin.plots draws its devices in, so that the same kind of device looks the same everywhere.
     `contents` names the memory (`hidden`) key of what an entity holds that Home Assistant gives
     only through a response (a to-do list's items): the manual shows it, and goal conditions read
-    it with `item(id, name)`.
+    it with `item(id, name)`. `spoken` are the Assist intents a user says to ask for a service,
+    as Home Assistant's intent handlers map them (HassTurnOn opens a cover, locks a lock).
     """
 
     name: str
@@ -111,15 +124,17 @@ class Domain:
     attribute_outcomes: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
     carrying: Carrying = field(default_factory=Carrying)
     contents: str | None = None
+    spoken: Mapping[str, tuple[Spoken, ...]] = field(default_factory=dict)
     color: str = "black"
 
     def __post_init__(self) -> None:
-        """Refuse outcomes of services the domain does not have (a typo would go unseen)."""
-        for service in (*self.state_outcomes, *self.attribute_outcomes):
+        """Refuse outcomes or words for services the domain does not have (a typo would go
+        unseen)."""
+        for service in (*self.state_outcomes, *self.attribute_outcomes, *self.spoken):
             if service not in self.services:
                 raise ValueError(
-                    f"{self.name}: an outcome for {service!r}, which is no service of the "
-                    f"domain; its services: {', '.join(self.services) or 'none'}"
+                    f"{self.name}: an outcome or intent for {service!r}, which is no service of "
+                    f"the domain; its services: {', '.join(self.services) or 'none'}"
                 )
 
     @classmethod
@@ -185,5 +200,9 @@ def shows_closed(entity: EntityDraft) -> None:
         entity.attributes.setdefault("is_closed", entity.state == "closed")
 
 
-# The outcomes of the on/off services most domains have.
+# The outcomes of the on/off services most domains have, and the intents that ask for them.
 ON_OFF_OUTCOMES: Mapping[str, str] = {"turn_on": '== "on"', "turn_off": '== "off"'}
+ON_OFF_SPOKEN: Mapping[str, tuple[Spoken, ...]] = {
+    "turn_on": (Spoken("HassTurnOn"),),
+    "turn_off": (Spoken("HassTurnOff"),),
+}

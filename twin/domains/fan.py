@@ -21,6 +21,7 @@ from .descriptor import (
     Carrying,
     Domain,
     FieldNotes,
+    Spoken,
     has_feature,
     renamed,
     toggle_state,
@@ -357,5 +358,10 @@ DOMAIN = Domain.of(
         arguments=from_arguments,
         shows=show,
     ),
+    spoken={
+        "turn_on": (Spoken("HassTurnOn"), Spoken("HassFanSetSpeed", {"percentage": "percentage"})),
+        "turn_off": (Spoken("HassTurnOff"),),
+        "set_percentage": (Spoken("HassFanSetSpeed", {"percentage": "percentage"}),),
+    },
     color="#4ea8de",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..service import EntityDraft, Service
-from .descriptor import ON_OFF_OUTCOMES, Domain
+from .descriptor import ON_OFF_OUTCOMES, ON_OFF_SPOKEN, Domain
 from .rules import ON_OFF, EntityRules, flag
 
 ATTR_EDITABLE = "editable"
@@ -42,5 +42,6 @@ DOMAIN = Domain.of(
     state_outcomes=ON_OFF_OUTCOMES,
     # Assist acts on an exposed one as on a device: an agent may set it by default.
     device=True,
+    spoken=ON_OFF_SPOKEN,
     color="#9d8189",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..service import EntityDraft, Service
-from .descriptor import Carrying, Domain
+from .descriptor import Carrying, Domain, Spoken
 from .rules import EntityRules
 
 # LawnMowerActivity.
@@ -81,5 +81,9 @@ DOMAIN = Domain.of(
         "stop": 'in ("idle", "docked")',
     },
     carrying=Carrying(state_attribute=ATTR_ACTIVITY, enums=frozenset({ATTR_ACTIVITY})),
+    spoken={
+        "start_mowing": (Spoken("HassLawnMowerStartMowing"),),
+        "dock": (Spoken("HassLawnMowerDock"),),
+    },
     color="#588157",
 )

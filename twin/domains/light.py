@@ -31,6 +31,7 @@ from .descriptor import (
     Domain,
     FieldFilter,
     FieldNotes,
+    Spoken,
     has_feature,
     toggle_state,
 )
@@ -632,5 +633,14 @@ DOMAIN = Domain.of(
         on_attribute="brightness",
         shows=show,
     ),
+    spoken={
+        "turn_on": (
+            Spoken("HassTurnOn"),
+            Spoken("HassLightSet", {"brightness_pct": "brightness"}),
+            Spoken("HassLightSet", {"color_temp_kelvin": "temperature"}),
+            Spoken("HassLightSet", {"color_name": "color"}),
+        ),
+        "turn_off": (Spoken("HassTurnOff"),),
+    },
     color="#f2c14e",
 )

@@ -23,7 +23,7 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import boolean, shown, small_float, string
-from .descriptor import Carrying, Domain, FieldNotes
+from .descriptor import ON_OFF_SPOKEN, Carrying, Domain, FieldNotes, Spoken
 from .rules import EntityRules, flag, index, names, number, one_of, optional, sequence, text
 
 OFF = "off"
@@ -598,5 +598,15 @@ DOMAIN = Domain.of(
         state_attribute="state",
         holds=hold,
     ),
+    spoken={
+        **ON_OFF_SPOKEN,
+        "media_pause": (Spoken("HassMediaPause"),),
+        "media_play": (Spoken("HassMediaUnpause"),),
+        "media_next_track": (Spoken("HassMediaNext"),),
+        "media_previous_track": (Spoken("HassMediaPrevious"),),
+        "volume_set": (
+            Spoken("HassSetVolume", {"volume_level": "volume_level"}, {"volume_level": 100}),
+        ),
+    },
     color="#9d4edd",
 )

@@ -15,7 +15,7 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Domain
+from .descriptor import Domain, Spoken
 from .rules import EntityRules, moment, moment_state
 
 ATTR_TRANSITION = "transition"
@@ -38,5 +38,6 @@ DOMAIN = Domain.of(
     ],
     rules=EntityRules(state=moment_state),
     device=True,
+    spoken={"turn_on": (Spoken("HassTurnOn"),)},
     color="#b5838d",
 )

@@ -24,7 +24,7 @@ import voluptuous as vol
 from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
-from .descriptor import Domain
+from .descriptor import Domain, Spoken
 from .rules import ON_OFF, EntityRules, index, one_of, optional, text
 
 ATTR_VARIABLES = "variables"
@@ -123,5 +123,6 @@ DOMAIN = Domain.of(
     ],
     rules=RULES,
     key_attributes=(ATTR_LAST_TRIGGERED,),
+    spoken={"turn_on": (Spoken("HassTurnOn"),)},
     color="#355070",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..service import EntityDraft, Service
-from .descriptor import ON_OFF_OUTCOMES, Carrying, Domain, toggle_state
+from .descriptor import ON_OFF_OUTCOMES, ON_OFF_SPOKEN, Carrying, Domain, toggle_state
 from .rules import ON_OFF, EntityRules
 
 
@@ -35,5 +35,6 @@ DOMAIN = Domain.of(
     device=True,
     state_outcomes=ON_OFF_OUTCOMES,
     carrying=Carrying(arguments=toggle_state),
+    spoken=ON_OFF_SPOKEN,
     color="#8d99ae",
 )

@@ -17,7 +17,7 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import ensure_list, string
-from .descriptor import Carrying, Domain, FieldNotes
+from .descriptor import Carrying, Domain, FieldNotes, Spoken
 from .rules import EntityRules, names, optional, text
 
 CLEANING = "cleaning"
@@ -168,5 +168,9 @@ DOMAIN = Domain.of(
         "return_to_base": 'in ("returning", "docked")',
     },
     carrying=Carrying(capabilities=frozenset({ATTR_FAN_SPEED_LIST}), state_attribute="activity"),
+    spoken={
+        "start": (Spoken("HassVacuumStart"),),
+        "return_to_base": (Spoken("HassVacuumReturnToBase"),),
+    },
     color="#b08968",
 )

@@ -21,7 +21,7 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Carrying, Domain, flag_state, shows_closed
+from .descriptor import Carrying, Domain, Spoken, flag_state, shows_closed
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -162,5 +162,10 @@ DOMAIN = Domain.of(
     carrying=Carrying(
         arguments=from_arguments, boolean_states=(STATE_OPEN, STATE_CLOSED), shows=shows_closed
     ),
+    spoken={
+        "open_valve": (Spoken("HassTurnOn"),),
+        "close_valve": (Spoken("HassTurnOff"),),
+        "set_valve_position": (Spoken("HassSetPosition", {"position": "position"}),),
+    },
     color="#2a9d8f",
 )

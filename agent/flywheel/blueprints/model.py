@@ -13,6 +13,7 @@ from twin.homemaker import make_home
 
 from ...errors import AgentError
 from ...task import Task, TaskError
+from ..localise import localise
 from ..profiles import Profile
 
 CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
@@ -46,7 +47,8 @@ class QueryType:
 
 @dataclass(frozen=True)
 class Blueprint:
-    """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth."""
+    """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth;
+    the user speaks `language`, and the home's names are in it."""
 
     seed: int
     profile: Profile
@@ -56,10 +58,11 @@ class Blueprint:
     query_type: QueryType
     task: Task
     memory: tuple[str, ...] = ()
+    language: str = "en"
 
     def home(self) -> Home:
-        """The home in its initial state."""
-        return make_home(self.home_seed, self.home_type)
+        """The home in its initial state, named in the blueprint's language."""
+        return localise(make_home(self.home_seed, self.home_type), self.language)
 
     def to_json(self) -> str:
         """The blueprint as JSON text."""
@@ -72,6 +75,7 @@ class Blueprint:
             "query_type": asdict(self.query_type),
             "task": json.loads(self.task.to_json()),
             "memory": list(self.memory),
+            "language": self.language,
         }
         return json.dumps(data, ensure_ascii=False)
 
@@ -89,6 +93,7 @@ class Blueprint:
                 query_type=QueryType(**raw["query_type"]),
                 task=Task.from_json(json.dumps(raw["task"])),
                 memory=tuple(raw["memory"]),
+                language=raw.get("language", "en"),  # v1's rows have none: English
             )
         except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
             raise BlueprintError(f"Not a blueprint: {err}") from err

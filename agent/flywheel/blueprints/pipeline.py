@@ -41,11 +41,14 @@ def make_blueprint(
     error_rate: float = 0.2,
     paraphrase: Paraphrase | None = None,
     bench: bool = False,
+    language: str = "en",
 ) -> Blueprint | Rejected:
     """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
     refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given;
-    `bench` as for `draft`."""
-    drafted = draft(seed, error_rate=error_rate, paraphrase=paraphrase, bench=bench)
+    `bench` and `language` as for `draft`."""
+    drafted = draft(
+        seed, error_rate=error_rate, paraphrase=paraphrase, bench=bench, language=language
+    )
     if isinstance(drafted, Rejected):
         return drafted
     task = triple_filter(seed, drafted.home, drafted.profile, drafted.candidate)
@@ -60,6 +63,7 @@ def make_blueprint(
         drafted.query_type,
         task,
         drafted.memory,
+        drafted.language,
     )
 
 

@@ -28,6 +28,7 @@ from twin.manual import describe
 from twin.weather import Weather, city
 
 from ...errors import AgentError
+from .. import localise, sentences
 from ..profiles import Profile, make_profile
 from .model import CLARITIES, TONES, Candidate, QueryType, Rejected
 from .split import check_split
@@ -43,13 +44,13 @@ ERRORS = (
 )
 # The field whose value a request states, and how it is said.
 VALUE_WORDS: Mapping[str, Callable[[Any], str]] = {
-    "brightness_pct": lambda v: f"{v:g} %",
-    "color_temp_kelvin": lambda v: f"{v} K",
-    "temperature": lambda v: f"{v:g} °C",
-    "percentage": lambda v: f"{v:g} %",
-    "position": lambda v: f"{v:g} %",
-    "volume_level": lambda v: f"{round(v * 100)} %",
-    "humidity": lambda v: f"{v:g} %",
+    "brightness_pct": lambda v: f"{v:g}%",
+    "color_temp_kelvin": lambda v: _kelvin_words(v),
+    "temperature": lambda v: f"{v:g} degrees",
+    "percentage": lambda v: f"{v:g}%",
+    "position": lambda v: f"{v:g}%",
+    "volume_level": lambda v: f"{round(v * 100)}%",
+    "humidity": lambda v: f"{v:g}%",
     "hvac_mode": lambda v: str(v).replace("_", " "),
 }
 # Activities that fit a room, by a word of its area id; the first is the default.
@@ -83,8 +84,19 @@ FEELINGS: Mapping[str, str] = {
     "dry": "finds the air too dry",
     "noisy": "finds it too loud",
     "chore": "is about to wrap up",
+    "skip": "does not like this track",
+    "music": "would like some music",
+    "watch": "wants to watch something",
+    "guest": "is expecting a visitor at the door",
+    "breakfast": "is making breakfast",
+    "work": "is about to start work",
+    "laundry": "has a load of washing to do",
+    "leak": "hears water dripping somewhere",
+    "water": "needs the water back on",
+    "shower": "wants a hot shower soon",
 }
 Paraphrase = Callable[[str], str]
+REASONS = 0.45  # how often a request says why
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +115,10 @@ class _NoNeed(AgentError):
 class _Scripter:
     """Scripts one candidate from a seeded rng, a profile and a home."""
 
-    def __init__(self, rng: random.Random, profile: Profile, home: Home) -> None:
-        self.rng, self.profile, self.home = rng, profile, home
+    def __init__(self, rng: random.Random, profile: Profile, home: Home, code: str = "en") -> None:
+        self.rng, self.profile, self.home, self.code = rng, profile, home, code
         self.phrases = _phrases()
+        self.language = sentences.language(code)
         weather = home.weather
         offset = city(weather.city).utc_offset if isinstance(weather, Weather) else 0.0
         self.hour = (home.now / 3600 + offset) % 24
@@ -149,10 +162,12 @@ class _Scripter:
             if "brightness_pct" in fields.get("turn_on", {}):
                 data["brightness_pct"] = level
             white = "color_temp" in (attrs.get("supported_color_modes") or ())
-            if white and self.rng.random() < 0.4:
-                kelvin = p.evening_kelvin if self.night else p.work_kelvin
-                data["color_temp_kelvin"] = _clamp(kelvin, fields["turn_on"]["color_temp_kelvin"])
-            if state.state == "off" or now < level - 15:
+            kelvin = p.evening_kelvin if self.night else p.work_kelvin
+            named = _named_kelvin(kelvin, fields.get("turn_on", {}).get("color_temp_kelvin", {}))
+            if white and named is not None and self.rng.random() < 0.4:
+                data["color_temp_kelvin"] = named
+            dim = air.illuminance < 300 or not 8 <= self.hour < 18
+            if dim and (state.state == "off" or now < level - 15):
                 yield "dark", _call("light", "turn_on", data)
             if state.state == "on" and now > level + 15:
                 yield "bright", _call("light", "turn_on", {"brightness_pct": level})
@@ -195,14 +210,55 @@ class _Scripter:
             if "volume_set" in fields and volume is not None and volume > 0.15:
                 quieter = round(min(p.volume, volume / 2) * 20) / 20 or 0.05
                 yield "noisy", _call("media_player", "volume_set", {"volume_level": quieter})
+            if "media_next_track" in fields:
+                yield "skip", _call("media_player", "media_next_track", {})
         elif domain == "media_player" and state.state == "on":
             yield "noisy", _call("media_player", "turn_off", {})
-        elif domain == "lock" and state.state == "unlocked" and not attrs.get("code_format"):
-            yield "chore", _call("lock", "lock", {})
+        elif (
+            domain == "media_player"
+            and state.state in ("idle", "paused")
+            and "media_play" in fields
+        ):
+            yield "music", _call("media_player", "media_play", {})
+        elif domain == "media_player" and state.state == "off" and "turn_on" in fields:
+            if attrs.get("device_class") == "tv" and self._activity(room) == "watching films":
+                yield "watch", _call("media_player", "turn_on", {})
+        elif domain == "lock" and not attrs.get("code_format"):
+            if state.state == "unlocked":
+                yield "chore", _call("lock", "lock", {})
+            elif state.state == "locked" and 8 <= self.hour < 21:
+                yield "guest", _call("lock", "unlock", {})
         elif domain == "vacuum" and state.state == "docked":
             yield "chore", _call("vacuum", "start", {})
+        elif domain == "vacuum" and state.state == "cleaning":
+            yield "noisy", _call("vacuum", "return_to_base", {})
         elif domain == "switch" and state.state == "on":
             yield "chore", _call("switch", "turn_off", {})
+        elif domain == "switch" and state.state == "off":
+            if "kitchen" in room and 6 <= self.hour < 10:
+                yield "breakfast", _call("switch", "turn_on", {})
+            elif room.startswith(("study", "office")) and 8 <= self.hour < 18:
+                yield "work", _call("switch", "turn_on", {})
+            elif room.startswith("laundry") and 8 <= self.hour < 20:
+                yield "laundry", _call("switch", "turn_on", {})
+        elif domain == "valve" and attrs.get("device_class") == "water":
+            if state.state == "open":
+                yield "leak", _call("valve", "close_valve", {})
+            else:
+                yield "water", _call("valve", "open_valve", {})
+        elif domain == "water_heater" and "temperature" in fields.get("set_temperature", {}):
+            spec = fields["set_temperature"]["temperature"]
+            target = _clamp(55, spec)
+            if (attrs.get("temperature") or 0) < target - 2:
+                yield "shower", _call("water_heater", "set_temperature", {"temperature": target})
+        if domain == "fan" and state.state == "on" and air.temperature < want - 1:
+            yield "cold", _call("fan", "turn_off", {})
+        if domain == "climate" and state.state == "heat" and air.temperature > want + 2:
+            yield "hot", _call("climate", "turn_off", {})
+        positioned = "position" in fields.get("set_cover_position", {})
+        if domain == "cover" and positioned and state.state == "open" and air.illuminance > 2000:
+            position = self.rng.choice((20, 30, 40, 50))
+            yield "bright", _call("cover", "set_cover_position", {"position": position})
 
     def _fields(self, entity_id: str) -> dict[str, dict[str, Any]]:
         services = describe(self.home, entity_id)["services"]
@@ -221,16 +277,19 @@ class _Scripter:
 
     def candidate(self, error_rate: float) -> tuple[Candidate, QueryType, tuple[str, ...], bool]:
         """The candidate, its query type, its scenes, and whether it uses the user's memory."""
+        if self.code != "en":
+            return self._abroad(error_rate)
         rng, needs = self.rng, self.needs()
         if not needs:
             raise _NoNeed("nothing in the home goes against the profile")
-        first = rng.choice(needs)
+        first = _balanced(rng, needs)
         others = [n for n in needs if n.intent["entity_id"] != first.intent["entity_id"]]
         count = 1 if not others or rng.random() < 0.5 else rng.choice((2, 2, 3))
         chosen = [first]
-        for need in rng.sample(others, min(len(others), count - 1)):
-            if need.intent["entity_id"] not in {n.intent["entity_id"] for n in chosen}:
-                chosen.append(need)
+        while others and len(chosen) < count:
+            need = _balanced(rng, others)
+            chosen.append(need)
+            others = [n for n in others if n.intent["entity_id"] != need.intent["entity_id"]]
         valued = _value_key(first.intent) not in (None, "hvac_mode")
         clarity = rng.choice([c for c in CLARITIES if valued or c in ("clear", "ambiguous")])
         twins = self._twins(first.intent["entity_id"])
@@ -273,6 +332,43 @@ class _Scripter:
         scenes = tuple(self._scene(r, [n.need for n in chosen if n.room == r]) for r in rooms)
         return Candidate(turns, tuple(intents), followups), qtype, scenes, qtype.memory
 
+    def _abroad(self, error_rate: float) -> tuple[Candidate, QueryType, tuple[str, ...], bool]:
+        """A candidate in another language than English: atomic or compositional requests,
+        each in Home Assistant's sentence templates of the language, joined by its "and",
+        its tone by its words for please and thanks (the other query types need the English
+        phrase bank)."""
+        rng = self.rng
+        needs = [n for n in self.needs() if sentences.spoken(**_call_of(n.intent)) is not None]
+        if not needs:
+            raise _NoNeed(f"nothing to ask for that {self.code} templates say")
+        chosen = [_balanced(rng, needs)]
+        count = 1 if rng.random() < 0.5 else rng.choice((2, 2, 3))
+        while len(chosen) < count:
+            taken = {c.intent["entity_id"] for c in chosen}
+            others = [n for n in needs if n.intent["entity_id"] not in taken]
+            if not others:
+                break
+            chosen.append(_balanced(rng, others))
+        said = {id(need): self._assist(need.intent) for need in chosen}
+        chosen = [need for need in chosen if said[id(need)] is not None]
+        if not chosen:
+            raise _NoNeed(f"no {self.code} template says what the home needs")
+        table = localise.words(self.code)
+        parts = [str(said[id(n)]) for n in chosen]
+        text = ", ".join(parts[:-1]) + (f" {table.conjunction} " if parts[1:] else "") + parts[-1]
+        tone = rng.choice(TONES)
+        text = _cap(text) + {
+            "polite": f", {table.please}.",
+            "chatty": f". {_cap(table.thanks)}!",
+        }.get(tone, ".")
+        qtype = QueryType("clear", "independent", "multiple" if len(chosen) > 1 else "single", tone)
+        intents = [dict(n.intent) for n in chosen]
+        if rng.random() < error_rate:
+            intents = self._err(rng.choice(ERRORS), intents)
+        rooms = dict.fromkeys(n.room for n in chosen)
+        scenes = tuple(self._scene(r, [n.need for n in chosen if n.room == r]) for r in rooms)
+        return Candidate((text,), tuple(intents)), qtype, scenes, False
+
     def _earlier(self, intent: dict[str, Any], phenomenon: str | None) -> dict[str, Any] | None:
         """What the user asks for first and later builds on (coreference: the device switched
         on, then set) or takes back (backtracking: another value), as a turn-0 intent."""
@@ -312,7 +408,7 @@ class _Scripter:
                         f'num("{other}") {test} {limit}',
                         "below" if below else "above",
                         other,
-                        f"{limit} °C",
+                        f"{limit} degrees",
                     )
                 )
             elif other.startswith("binary_sensor.") and cls in ("motion", "occupancy"):
@@ -335,7 +431,7 @@ class _Scripter:
             return None
         test, kind, other, value = self.rng.choice(options)
         text = self.rng.choice(self.phrases["guards"][kind]).format(
-            device=self._device(other), room=_room(room), value=value
+            device=self._device(other), room=self._room(room), value=value
         )
         return test, text
 
@@ -356,7 +452,8 @@ class _Scripter:
         answer = None
         if qtype.clarity == "implicit":
             need = chosen[0]
-            complaint = rng.choice(bank["implicit"][need.need]).format(room=_room(need.room))
+            room = self._room(need.room)
+            complaint = rng.choice(bank["implicit"][need.need]).format(room=room, Room=_cap(room))
             opening = f"{complaint}. {rng.choice(bank['implicit_asks'])}"
         else:
             if qtype.clarity == "missing_slot":
@@ -374,6 +471,7 @@ class _Scripter:
                 opening = self._request(first, chosen[0].room, qtype)
             else:
                 opening = self._tone(self._command(earlier, chosen[0].room, "commands"), qtype.tone)
+            opening = self._because(opening, chosen[0])
         sentences = [opening] + [
             self._tone(self._command(intent, need.room, "commands"), qtype.tone)
             for intent, need in zip(intents[1:], chosen[1:], strict=True)
@@ -407,6 +505,16 @@ class _Scripter:
         turns = [" ".join(sentences)] + ([answer] if answer else [])
         return tuple(turns), tuple(followups)
 
+    def _because(self, said: str, need: _Need) -> str:
+        """The request with why the user asks, as people often say (at REASONS)."""
+        reasons = self.phrases["reasons"].get(need.need)
+        if not reasons or self.rng.random() >= REASONS:
+            return said
+        reason = self.rng.choice(reasons).format(doing=self._doing(need.room))
+        return str(self.rng.choice(self.phrases["because"])).format(
+            said=said, said_low=_lower(said), reason=reason, Reason=_cap(reason)
+        )
+
     def _request(
         self, intent: dict[str, Any], room: str, qtype: QueryType, device: str | None = None
     ) -> str:
@@ -417,7 +525,7 @@ class _Scripter:
             return self._tone(_pronoun(command), qtype.tone)
         if qtype.clarity == "ambiguous":
             noun = bank["nouns"].get(intent["entity_id"].partition(".")[0], "device")
-            device = f"the {noun} in the {_room(room)}"
+            device = f"the {noun} in {self._room(room)}"
             return self._tone(self._command(intent, room, "commands", device), qtype.tone)
         kind = "memory" if qtype.memory else "commands"
         return self._tone(_pronoun(self._command(intent, room, kind, device)), qtype.tone)
@@ -425,23 +533,60 @@ class _Scripter:
     def _command(
         self, intent: Mapping[str, Any], room: str, kind: str, device: str | None = None
     ) -> str:
+        """The command for an intent: in the words of Home Assistant's own sentence templates
+        where one asks for it and the device is named, else from the phrase bank."""
+        if kind == "commands" and device is None and (said := self._assist(intent)) is not None:
+            return said
         action = _action(intent)
         templates = self.phrases[kind].get(action) or self.phrases["commands"][action]
         key = _value_key(intent)
         return str(self.rng.choice(templates)).format(
             device=device or self._device(intent["entity_id"]),
-            room=_room(room),
+            room=self._room(room),
             value=_say(intent, key) if key else "",
         )
+
+    def _assist(self, intent: Mapping[str, Any]) -> str | None:
+        """The intent as an Assist sentence (agent.flywheel.sentences) naming the device by its
+        name, by its name and room ("the floor lamp in the living room"), or by its room when
+        it is the only one of its kind there; None when no template says it."""
+        entity_id, domain = intent["entity_id"], intent["domain"]
+        call = sentences.spoken(domain, intent["service"], intent.get("data") or {})
+        entry, area_id = self.home.entities.get(entity_id), self.home.area_of(entity_id)
+        if call is None or entry is None or not entry.name:
+            return None
+        name = sentences.spoken_name(entry.name, self.code)
+        ways: list[dict[str, Any]] = [{"name": name}]
+        if area_id is not None and area_id in self.home.areas:
+            area = sentences.spoken_name(self.home.areas[area_id].name, self.code)
+            if name.lower().startswith(area.lower() + " "):
+                ways.append({"name": name[len(area) + 1 :], "area": area})
+            if not self._twins(entity_id):
+                ways.append({"area": area})
+                cls = self.home.states[entity_id].attributes.get("device_class")
+                ways += [{"area": area, "device_class": cls}] if isinstance(cls, str) else []
+        self.rng.shuffle(ways)
+        intent_name, values = call
+        for way in ways:
+            said = self.language.say(self.rng, intent_name, domain, {**way, **values})
+            if said is not None:
+                return said
+        return None
 
     def _tone(self, command: str, tone: str, kind: str = "tones") -> str:
         template = self.rng.choice(self.phrases[kind][tone])
         return str(template).format(cmd=command, Cmd=_cap(command))
 
     def _device(self, entity_id: str) -> str:
+        """The device as a request names it: "the living room floor lamp", "Yuki's desk lamp"."""
         entry = self.home.entities.get(entity_id)
         name = entry.name if entry is not None and entry.name else entity_id.partition(".")[2]
-        return f"the {name.replace('_', ' ').lower()}"
+        return _the(sentences.spoken_name(name.replace("_", " ")))
+
+    def _room(self, area_id: str) -> str:
+        """The room as a request names it: "the living room", "Amara's room"."""
+        area = self.home.areas.get(area_id)
+        return _the(sentences.spoken_name(area.name if area else area_id.replace("_", " ")))
 
     def _scene(self, room: str, needs: Sequence[str]) -> str:
         """What is going on in the room, from the home's actual state and the profile."""
@@ -449,7 +594,7 @@ class _Scripter:
         first = p.name.split()[0]
         when = _part_of_day(self.hour)
         parts = [
-            f"{_cap(when)}, {first} is {self._doing(room)} in the {_room(room)}.",
+            f"{_cap(when)}, {first} is {self._doing(room)} in {self._room(room)}.",
             f"It is about {air.temperature:.1f} °C there, at {air.humidity:.0f} % humidity"
             + (f", and the air is stale ({air.co2:.0f} ppm CO2)." if air.co2 > 900 else "."),
         ]
@@ -472,6 +617,10 @@ class _Scripter:
         fields = self._fields(intent["entity_id"]).get(intent["service"], {})
         return [(name, spec["max"]) for name, spec in fields.items() if "max" in spec]
 
+    def _bounded_at(self, intents: Sequence[Mapping[str, Any]]) -> int | None:
+        """The first intent whose service has a bounded field, by its index."""
+        return next((i for i, intent in enumerate(intents) if self._bounded(intent)), None)
+
     def _err(self, kind: str, intents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The intents with one mistake of `kind` in them, as an LLM scripter would make it."""
         rng, home, first = self.rng, self.home, dict(intents[0])
@@ -483,9 +632,13 @@ class _Scripter:
         elif kind == "hallucinated_attribute":
             wrong = rng.choice(("level", "intensity", "target", "power", "mode_level"))
             first["data"] = {**first["data"], wrong: (first["data"].get(key) if key else 1)}
-        elif kind == "out_of_range" and (bounded := self._bounded(first)):
-            name, high = bounded[0] if key not in dict(bounded) else (key, dict(bounded)[key])
-            first["data"] = {**first["data"], name: high * rng.choice((2, 3)) + 1}
+        elif kind == "out_of_range" and (at := self._bounded_at(intents)) is not None:
+            target = dict(intents[at])
+            bounded = dict(self._bounded(target))
+            own = _value_key(target)
+            name = own if own in bounded else next(iter(bounded))
+            target["data"] = {**target["data"], name: bounded[name] * rng.choice((2, 3)) + 1}
+            return [*intents[:at], target, *intents[at + 1 :]]
         elif kind == "already_true":
             done = [i for e in sorted(home.entities) if (i := _already(home, e)) is not None]
             first = rng.choice(done) if done else first
@@ -507,6 +660,22 @@ class _Scripter:
         else:  # a mistake that does not fit this intent: another entity made up instead
             first["entity_id"] = f"{domain}.{rng.choice(('guest', 'attic', 'annex'))}_{domain}"
         return [first, *intents[1:]]
+
+
+def _balanced(rng: random.Random, needs: Sequence[_Need]) -> _Need:
+    """A need, each domain as likely as another and each of its services as likely as another
+    (a home's many lights would otherwise make most requests "turn on a light")."""
+    tree: dict[str, dict[str, list[_Need]]] = {}
+    for need in needs:
+        services = tree.setdefault(need.intent["domain"], {})
+        services.setdefault(need.intent["service"], []).append(need)
+    services = tree[rng.choice(sorted(tree))]
+    return rng.choice(services[rng.choice(sorted(services))])
+
+
+def _call_of(intent: Mapping[str, Any]) -> dict[str, Any]:
+    """An intent's call: its domain, service and data."""
+    return {"domain": intent["domain"], "service": intent["service"], "data": intent["data"]}
 
 
 def _call(domain: str, service: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -547,7 +716,7 @@ def _say(intent: Mapping[str, Any], key: str) -> str:
     data = intent["data"]
     words = VALUE_WORDS[key](data[key])
     if key == "brightness_pct" and "color_temp_kelvin" in data:
-        words += f" at {data['color_temp_kelvin']} K"
+        words += f" in {_kelvin_words(data['color_temp_kelvin'])}"
     return words
 
 
@@ -559,6 +728,7 @@ def _action(intent: Mapping[str, Any]) -> str:
         mode = data.get("hvac_mode")
         return mode if mode in ("heat", "cool") else "temperature"
     named = {
+        "temperature": "temperature",
         "brightness_pct": "brightness",
         "color_temp_kelvin": "kelvin",
         "percentage": "fan_speed",
@@ -577,6 +747,12 @@ def _action(intent: Mapping[str, Any]) -> str:
         "lock": "lock",
         "start": "vacuum",
         "media_pause": "pause",
+        "unlock": "unlock",
+        "open_valve": "open",
+        "close_valve": "close",
+        "media_play": "play",
+        "media_next_track": "next",
+        "return_to_base": "dock",
     }[service]
 
 
@@ -637,8 +813,27 @@ def _part_of_day(hour: float) -> str:
     )
 
 
-def _room(area_id: str) -> str:
-    return area_id.replace("_", " ")
+def _the(name: str) -> str:
+    """A name with its article: none before a person's ("Amara's room")."""
+    return name if re.match(r"\w+['\u2019]s\b", name) else f"the {name}"
+
+
+def _named_kelvin(kelvin: float, spec: Mapping[str, Any]) -> int | None:
+    """The colour temperature with a name ("warm white") nearest to `kelvin` in the field's
+    range, or None when none is in it."""
+    low, high = spec.get("min", 0), spec.get("max", 100_000)
+    named = [k for k in _kelvin_names() if low <= k <= high]
+    return min(named, key=lambda k: abs(k - kelvin)) if named else None
+
+
+def _kelvin_words(kelvin: Any) -> str:
+    return _kelvin_names().get(kelvin, f"{kelvin} K")
+
+
+@cache
+def _kelvin_names() -> dict[int, str]:
+    """Colour temperatures as English speakers name them, from Home Assistant's sentence data."""
+    return sentences.language("en").value_names("color_temperature_names")
 
 
 def _cap(text: str) -> str:
@@ -669,6 +864,7 @@ class Draft:
     query_type: QueryType
     scenes: tuple[str, ...]
     memory: tuple[str, ...]
+    language: str = "en"
 
 
 def draft(
@@ -677,20 +873,24 @@ def draft(
     error_rate: float = 0.2,
     paraphrase: Paraphrase | None = None,
     bench: bool = False,
+    language: str = "en",
 ) -> Draft | Rejected:
-    """The scripter's candidate for `seed` (the same seed, the same draft), unfiltered;
-    `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given. SplitError
-    when `seed` is on the other side of the split (`bench`: one of BENCH_SEEDS)."""
+    """The scripter's candidate for `seed` (the same seed, the same draft), unfiltered, with
+    the user speaking `language` (the home named in it); `paraphrase`, e.g. an LLM, rewrites
+    the request (not the answers) when given. SplitError when `seed` is on the other side of
+    the split (`bench`: one of BENCH_SEEDS); SentenceError for a language HomeFlow does not
+    speak."""
     check_split(seed, bench=bench)
     rng = random.Random(f"homeflow-blueprint-{seed}")
     profile = make_profile(seed)
     home_type = rng.choice(HOME_TYPES)
-    home = make_home(seed, home_type)
+    home = localise.localise(make_home(seed, home_type), language)
+    scripter = _Scripter(rng, profile, home, language)
     try:
-        candidate, qtype, scenes, memory = _Scripter(rng, profile, home).candidate(error_rate)
+        candidate, qtype, scenes, memory = scripter.candidate(error_rate)
     except _NoNeed as err:
         return Rejected(seed, "scene", "no_need", str(err))
     if paraphrase is not None:
         candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
     lines = tuple(profile.memory()) if memory else ()
-    return Draft(seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines)
+    return Draft(seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines, language)
