@@ -96,6 +96,7 @@ def trajectory_row(trajectory: Trajectory, blueprint: Blueprint, method: str, in
         "turns": trajectory.turns,
         "tool_calls": trajectory.tool_calls,
         "tool_names": [step.name for step in trajectory.steps],
+        "hidden": [i.entity_id for i in blueprint.task.intents if i.clarify == "entity"],
     }
 
 
@@ -242,9 +243,32 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
         if said:
             title = "language (first user turns)" if code == "en" else f"language {code}"
             sections.append(Section(title, said))
+    if asked := [row for row in rows if row.get("hidden")]:
+        leaks = sum(map(reads_hidden, asked))
+        shown = [
+            ("ambiguous trajectories", str(len(asked))),
+            ("hidden target read first", str(leaks)),
+        ]
+        sections.append(Section("teacher leaks", shown))
     if records:
         sections.append(Section("seeds", _outcomes(records)))
     return sections
+
+
+def reads_hidden(row: Mapping[str, Any]) -> bool:
+    """Whether a trajectory's agent named the hidden target of an ambiguous request (`hidden`)
+    in a tool call before the user named it (in their answer, the second user message): a
+    teacher that guesses from what it should not know."""
+    hidden, users = set(row.get("hidden") or ()), 0
+    for message in row["messages"]:
+        users += message.get("role") == "user"
+        if users > 1:
+            return False
+        for call in message.get("tool_calls") or ():
+            arguments = json.dumps(call.get("function", {}).get("arguments", ""))
+            if any(entity_id in arguments for entity_id in hidden):
+                return True
+    return False
 
 
 def _outcomes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:

@@ -66,7 +66,8 @@ class CarelessTeacher:
         if not calls:
             unclear = self.teacher.unclear(seen)
             if unclear and planned.content.rstrip().endswith("?"):
-                return _message(seen, [_guess(unclear[0], seen, rng)])
+                guess = _guess(unclear[0], seen, rng)
+                return None if guess is None else _message(seen, [guess])
             return None
         last = _last_result(messages)
         if last.get("success") is False and calls[0].name == "call_service":
@@ -86,10 +87,13 @@ class CarelessTeacher:
         return None
 
 
-def _guess(intent: Intent, seen: Seen, rng: random.Random) -> ToolCall:
-    """The intent's call with its missing slot guessed: another device, or a nearby value."""
+def _guess(intent: Intent, seen: Seen, rng: random.Random) -> ToolCall | None:
+    """The intent's call with its missing slot guessed: another device, or a nearby value;
+    None when the conversation shows no other device (a guess of the device the user has not
+    named would be the teacher reading the hidden target)."""
     if intent.clarify == "entity":
-        return _call(intent, _similar(intent.entity_id, seen, rng) or intent.entity_id)
+        other = _similar(intent.entity_id, seen, rng)
+        return None if other is None else _call(intent, other)
     data = dict(intent.data)
     if isinstance(value := data.get(intent.clarify or ""), int | float) and not isinstance(
         value, bool

@@ -383,11 +383,11 @@ class TeacherPolicy:
         first = self.task.intents[0]
         area = seen.areas.get(first.entity_id)
         query = self.style.query
-        if query == "state":
-            return ToolCall("", "get_state", {"entity_id": first.entity_id})
+        if query == "state" and first.clarify != "entity":  # a device the user has not named
+            return ToolCall("", "get_state", {"entity_id": first.entity_id})  # is not read
         if query == "all":
             return ToolCall("", "list_entities", {})
-        if query == "area" and area is not None:
+        if query in ("area", "state") and area is not None:
             return ToolCall("", "list_entities", {"area": area})
         return ToolCall("", "list_entities", {"domain": first.domain})
 

@@ -151,6 +151,8 @@ def test_the_cli_writes_blueprints_then_trajectories_with_cards_that_count(
     assert "median" in stats.output  # tool calls per trajectory
     assert "distinct-2 (samples of 100)" in stats.output  # the users' language
     assert "most meant service" in (tmp_path / "bp" / "README.md").read_text()
+    if any(r["hidden"] for r in sft):  # ambiguous requests: the teacher's leaks are counted
+        assert "| hidden target read first | 0 |" in card
 
 
 def test_summary_counts_query_types_and_domains() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Callable
@@ -10,7 +11,11 @@ from typing import Any
 import pytest
 
 from agent.backends.twin import TwinBackend
+from agent.bench import instances as bench
 from agent.episode import Trajectory, run_episode
+from agent.flywheel.blueprints import Blueprint, make_blueprint
+from agent.flywheel.datasets import reads_hidden, trajectory_row
+from agent.policies.careless import CarelessTeacher
 from agent.policies.teacher import TeacherPolicy
 from agent.task import Intent, Task, TaskError, intent_condition
 from twin.conditions import compile_condition
@@ -316,3 +321,28 @@ def test_a_task_round_trips_through_json_and_bad_input_is_refused() -> None:
     light = task.intents[1].entity_id
     with pytest.raises(TaskError, match="unmet"):
         Task(task.turns, (Intent("light", "turn_on", light, {"effect": "nope"}),)).check(home)
+
+
+def test_the_teacher_never_reads_a_device_the_user_has_not_named() -> None:
+    """On ambiguous requests ("the light in the study"), no tool call of the teacher, careful or
+    careless, names the hidden target before the user's answer names it: it looks at the
+    candidates and asks (the leak `data stats` counts, agent.flywheel.datasets.reads_hidden)."""
+    ambiguous = [
+        b
+        for s in range(400)
+        if isinstance(b := make_blueprint(s), Blueprint) and b.query_type.clarity == "ambiguous"
+    ]
+    assert len(ambiguous) >= 10
+    played = 0
+    for blueprint in ambiguous[:12]:
+        for seed in range(6):  # styles: ask first or look first, each query
+            for policy in (
+                TeacherPolicy(blueprint.task, seed),
+                CarelessTeacher(blueprint.task, seed, careless=1.0),
+            ):
+                trajectory = asyncio.run(bench.play(blueprint, policy, seed))
+                row = trajectory_row(trajectory, blueprint, "test", seed)
+                assert row["hidden"]
+                assert not reads_hidden(row), (blueprint.seed, seed, row["messages"][1:4])
+                played += 1
+    assert played == 144

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hassil import recognize_best
+from hassil.intents import SlotList, TextSlotList
 
 from agent.bench.conversation import STEP, ConversationAgentNotFoundError
 from agent.bench.evaluate import TEACHER, evaluate
 from agent.bench.ha import ENTRIES, TITLE, Server, add_home
 from agent.bench.instances import BenchInstance, generate_bench
+from agent.flywheel.sentences import language, spoken_name
 from scripts.hass_server import HassServer
 from tests.integration import test_real_server as real
 from tests.integration.test_mirror import URL
@@ -48,6 +51,31 @@ def server(onboarded: real.Api) -> Server:
 def instances() -> list[BenchInstance]:
     """One instance each of QT1, QT2 and QT3."""
     return generate_bench(3)
+
+
+@pytest.fixture(scope="module")
+def heard() -> BenchInstance:
+    """The first QT1 instance whose request Home Assistant's own matcher reads as it stands (a
+    bare command: no reason, no chat around it, which Assist's templates do not take)."""
+    return next(i for i in generate_bench(60) if i.task_type == "QT1" and _matched(i))
+
+
+def _matched(instance: BenchInstance) -> bool:
+    home, intents = instance.blueprint.home(), language("en").intents
+    names = [
+        (spoken_name(entry.name), spoken_name(entry.name), {"domain": entry.domain})
+        for entry in home.entities.values()
+        if entry.name
+    ]
+    rooms = [spoken_name(area.name) for area in home.areas.values()]
+    lists: dict[str, SlotList] = {
+        "name": TextSlotList.from_tuples(names),
+        "area": TextSlotList.from_strings(rooms),
+        "floor": TextSlotList.from_strings([]),
+    }
+    text = instance.blueprint.task.turns[0].rstrip(".!?")
+    found = recognize_best(text, intents, slot_lists=lists, skip_words=intents.skip_words)
+    return found is not None
 
 
 def areas(api: real.Api) -> list[dict[str, Any]]:
@@ -80,17 +108,17 @@ def test_the_teacher_solves_every_instance_and_the_users_areas_stay(
 
 
 def test_assist_hears_the_user_and_the_home_decides(
-    server: Server, onboarded: real.Api, instances: list[BenchInstance], tmp_path: Path
+    server: Server, onboarded: real.Api, heard: BenchInstance, tmp_path: Path
 ) -> None:
     before = areas(onboarded)
-    outcome = evaluate(instances[:1], tmp_path / "assist", ASSIST, progress=False, server=server)
+    outcome = evaluate([heard], tmp_path / "assist", ASSIST, progress=False, server=server)
     [record] = outcome.records
     trajectory = record["trajectory"]
     said = [m for m in trajectory["messages"] if m["role"] == "assistant"]
     assert said
     assert all(message["content"] for message in said)
     assert [step["name"] for step in trajectory["steps"]] == [STEP] * trajectory["turns"]
-    assert record["success"]  # Assist set the QT1 light as asked, in Home Assistant's state
+    assert record["success"]  # Assist did the QT1 request, in Home Assistant's state
     assert record["tool_calls"] == 0  # Assist's own calls are not visible
     assert areas(onboarded) == before
     assert homes(onboarded) == []
