@@ -47,7 +47,7 @@ from twin.verifier import Report, Verifier
 
 from ..backends.twin import TwinBackend
 from ..episode import EpisodeLimits, EpisodeRun, Trajectory, run_episode
-from ..policies import Policy
+from ..policies import Message, Policy
 from ..policies.careless import CarelessTeacher
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
@@ -58,6 +58,7 @@ from .user import LLMUser, ScriptedUser, UserSimulator
 
 METHODS = ("mcts", "linear", "roleplay")
 SCRIPTED = "scripted"
+STRATEGY_TRIES = 16  # seeds tried for an agent candidate with a strategy its siblings lack
 # The policy kinds (agent.policies.specs) that may play the teacher, and the user.
 TEACHERS, USERS = ("local", "openai"), ("openai",)
 USER, AGENT = "user", "agent"
@@ -133,6 +134,28 @@ class Players:
             return _local(teacher)
         return self._server(teacher, seed)
 
+    def distinct(
+        self, task: Task, seed: int, siblings: Sequence[int], messages: Sequence[Message]
+    ) -> int:
+        """A seed for an agent candidate whose next tool calls (the scripted teacher's, a pure
+        function of the seed and the conversation; none for a question or the reply) none of
+        its siblings' seeds gives: the k_agent candidates of a node then try different ways
+        (look first or ask, which query, batched calls, a slip) instead of spending policy
+        calls on the same one (the same calls in other words make the same trajectory). `seed` when
+        the agent is no scripted teacher, or no other message comes in STRATEGY_TRIES seeds."""
+        if self.policy is not None or self.config.teacher != SCRIPTED:
+            return seed
+        config = self.config
+
+        def planned(candidate: int) -> str:
+            teacher = CarelessTeacher(task, candidate, config.careless, config.mistake_rate)
+            calls = [(c.name, c.arguments) for c in teacher.next_message(messages).tool_calls]
+            return json.dumps(calls, sort_keys=True)  # a text: a question or the reply
+
+        taken = {planned(s) for s in siblings}
+        tries = (seed, *(zlib.crc32(f"{seed}:{k}".encode()) for k in range(1, STRATEGY_TRIES)))
+        return next((s for s in tries if planned(s) not in taken), seed)
+
     def user(self, blueprint: Blueprint, seed: int, home: Home) -> UserSimulator:
         """The user for one utterance, sampled by `seed`, reading `home` as it is."""
         if self.config.user == SCRIPTED:
@@ -199,6 +222,7 @@ class Node:
     depth: int = 0
     terminal: bool = False
     success: bool = False
+    seed: int = 0  # the seed its last speaker was sampled with
     children: list[Node] = field(default_factory=list)
     visits: int = 0
     value: float = 0.0
@@ -320,6 +344,8 @@ class Search:
                     trajectory.turns += 0 if terminal else 1
                 success = trajectory.done and solved(report)
         else:
+            siblings = [child.seed for child in node.children]
+            seed = self.players.distinct(self.blueprint.task, seed, siblings, trajectory.messages)
             agent = self.players.agent(self.blueprint.task, seed)
             run = EpisodeRun(agent, self.backend, verifier, self.config.limits)
             run.trajectory, run.report = trajectory, report
@@ -338,6 +364,7 @@ class Search:
             depth=node.depth + 1,
             terminal=terminal,
             success=success,
+            seed=seed,
         )
         node.children.append(child)
         return child
@@ -477,6 +504,7 @@ class MethodSummary:
     trajectories: int
     policy_calls: int
     trajectories_per_call: float
+    distinct_per_call: float  # verified trajectories with a tool-call sequence of their own
     tool_sequences_per_blueprint: float
     utterances_per_blueprint: float
     prefix_reuses: int
@@ -505,6 +533,7 @@ def summarise(syntheses: Sequence[Synthesis]) -> dict[str, MethodSummary]:
             verified,
             calls,
             verified / calls if calls else 0.0,
+            sequences / calls if calls else 0.0,
             sequences / count,
             said / count,
             sum(s.prefix_reuses for s in group),

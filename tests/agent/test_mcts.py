@@ -16,6 +16,7 @@ from agent.flywheel.mcts import (
     AGENT,
     USER,
     Node,
+    Players,
     Search,
     SynthesisConfig,
     roleplay,
@@ -262,3 +263,22 @@ def test_config_refuses_nonsense() -> None:
     for bad in ({"method": "beam"}, {"k_agent": 0}, {"careless": 1.5}, {"c_uct": -1}):
         with pytest.raises(ValueError, match=r"method|at least 1|careless"):
             SynthesisConfig(**bad)
+
+
+def test_an_agent_nodes_candidates_take_different_strategies() -> None:
+    """The scripted teacher's k_agent candidates of a node are seeded so that their next tool
+    calls differ (look first or ask, which query, batched calls), up to the ways there are; a
+    policy given by the caller is left to its seeds."""
+    blueprint = lamp_blueprint()
+    task = blueprint.task
+    messages: list[Message] = [{"role": "user", "content": task.turns[0]}]
+    players = Players(SynthesisConfig(careless=0.0))
+    chosen: list[int] = []
+    for seed in range(100, 103):
+        chosen.append(players.distinct(task, seed, chosen, messages))
+    planned = [TeacherPolicy(task, s).next_message(messages).tool_calls for s in chosen]
+    shown = [[(c.name, c.arguments) for c in calls] for calls in planned]
+    assert len({repr(calls) for calls in shown}) == len(shown)
+    assert chosen[0] == 100  # the first candidate keeps its seed
+    given = Players(SynthesisConfig(), policy=lambda task, seed: TeacherPolicy(task, seed))
+    assert given.distinct(task, 7, [7, 7], messages) == 7
