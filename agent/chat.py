@@ -49,6 +49,7 @@ class ChatView:
         self.verifier = verifier
         self.home = home  # the home the verifier reads, as it is now: the twin, or a mirror of HA
         self._unchecked = False
+        self._reply: str | None = None  # the agent's latest words, for the reply checks
 
     async def lines(self, stream: IO[str], interactive: bool) -> AsyncIterator[str]:
         """The user's turns until `exit` or the end of input, with the verifier after each."""
@@ -80,6 +81,7 @@ class ChatView:
                 arguments = _compact(json.loads(function["arguments"]))
                 self.console.print(f"[cyan]  → {function['name']}[/]({escape(arguments)})")
             if content and not calls:
+                self._reply = content
                 self.console.print(f"[bold green]agent>[/] {escape(content)}")
         elif role == "tool":
             result = json.loads(message["content"])
@@ -95,7 +97,7 @@ class ChatView:
         if self.verifier is None or not self._unchecked:
             return
         self._unchecked = False
-        report = self.verifier.step(await self.home())
+        report = self.verifier.step(await self.home(), self._reply)
         for status in report.conditions:
             mark = "[green]✓[/]" if status.satisfied else "[red]✗[/]"
             why = f" [red]({escape(status.error)})[/]" if status.error else ""

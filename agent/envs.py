@@ -194,6 +194,10 @@ class DialogueEnv(gym.Env[str, Any]):
             dialogue.record(call, result, time.perf_counter() - started, self._backend.home)
             recorder.call(call.name, call.arguments, result, dialogue.report)
         recorder.malformed(len(reply.parse_errors))
+        if dialogue.hears_reply(reply) and (
+            said := dialogue.judge_reply(reply, self._backend.home)
+        ):
+            recorder.replied(said)
         settled = dialogue.settle(reply)
         if settled is False:
             self._over = True

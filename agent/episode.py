@@ -2,21 +2,21 @@
 
 Each user utterance starts an agent turn; the policy is asked again after every batch of tool calls
 until it replies without calling a tool. On the twin backend, a task's conditions are checked by a
-twin.verifier.Verifier after every tool call; once they all hold, the episode ends with the
-agent's next reply. Malformed tool calls (the policy's `parse_errors`) are answered with an error
-observation each, after the well-formed calls of the same message have run, and the policy tries
-again, a bounded number of times per turn. An episode also ends once the conversation has
-outgrown what the policy can read (ContextFull: end_reason "context_full").
+twin.verifier.Verifier after every tool call, and after a reply when some read it (a status
+question's answer); once they all hold, the episode ends with the agent's next reply. Malformed
+tool calls (the policy's `parse_errors`) are answered with an error observation each, after the
+well-formed calls of the same message have run, and the policy tries again, a bounded number of
+times per turn. An episode also ends once the conversation has outgrown what the policy can read
+(ContextFull: end_reason "context_full").
 
-Messages are in the OpenAI format (AssistantMessage.to_openai); results are
-`{"role": "tool", "tool_call_id", "name", "content": JSON text}`; the error observation for a
-malformed call is a user message holding the error's JSON, as it has no call id to answer.
+Messages are in the OpenAI format (AssistantMessage.to_openai); results are `{"role": "tool",
+"tool_call_id", "name", "content": JSON text}`; the error observation for a malformed call is a
+user message holding the error's JSON, as it has no call id to answer.
 
-The rules live in `Dialogue`, which applies one message at a time and does no I/O; EpisodeRun
-adds the policy and the backend (async), agent.envs.DialogueEnv the twin (sync, HomeEnv-v1). Each
-user message the dialogue hears goes to the backend's `confirmation` too, so that a yes to the
-auditor's `confirmation_required` lets the agent's next call of that action through
-(twin.confirmation).
+The rules live in `Dialogue`, which applies one message at a time and does no I/O; EpisodeRun adds
+the policy and the backend (async), agent.envs.DialogueEnv the twin (sync, HomeEnv-v1). Each user
+message the dialogue hears goes to the backend's `confirmation` too, so that a yes to the auditor's
+`confirmation_required` lets the agent's next call of that action through (twin.confirmation).
 """
 
 from __future__ import annotations
@@ -94,6 +94,18 @@ class Trajectory:
     policy_latency_s: float = 0.0
     tool_latency_s: float = 0.0
     wall_s: float = 0.0
+
+    @property
+    def last_reply(self) -> str | None:
+        """The agent's last words: its latest message without tool calls (None before one)."""
+        return next(
+            (
+                str(message.get("content") or "")
+                for message in reversed(self.messages)
+                if message.get("role") == "assistant" and not message.get("tool_calls")
+            ),
+            None,
+        )
 
     def to_json(self) -> str:
         """The trajectory as JSON text."""
@@ -236,15 +248,33 @@ class Dialogue:
         self.judge(step, home)
         self.add(_tool_message(call.id, call.name, result))
 
-    def judge(self, step: Step, home: Home | None) -> None:
-        """Append `step` with the verifier's view of `home` after it (none without either)."""
+    def judge(self, step: Step, home: Home | None, reply: str | None = None) -> None:
+        """Append `step` with the verifier's view of `home` after it (none without either), and
+        of `reply`, the agent's words with it if any."""
         trajectory = self.trajectory
         if self.verifier is not None and home is not None:
-            self.report = self.verifier.step(home)
+            self.report = self.verifier.step(home, reply)
             _record(step, self.report)
             trajectory.reward += step.reward
             trajectory.done = step.done
         trajectory.steps.append(step)
+
+    def hears_reply(self, reply: AssistantMessage) -> bool:
+        """Whether `reply` is words the task's reply checks (says()) read: a message without
+        tool calls, for a verifier that has some."""
+        verifier = self.verifier
+        return bool(verifier and verifier.reads_reply and not reply.tool_calls) and not (
+            reply.parse_errors
+        )
+
+    def judge_reply(self, reply: AssistantMessage, home: Home | None) -> Report | None:
+        """The verifier's view of `home` once the agent has said `reply` (see hears_reply)."""
+        if self.verifier is None or home is None:
+            return None
+        self.report = self.verifier.step(home, reply.content)
+        self.trajectory.reward += self.report.reward
+        self.trajectory.done = self.report.done
+        return self.report
 
     def settle(self, reply: AssistantMessage) -> bool | None:
         """Answer what the admitted calls left over (refused calls, malformed ones) and say what
@@ -310,6 +340,8 @@ class EpisodeRun(Dialogue):
                 started = time.perf_counter()
                 result = await self.backend.run_tool(call.name, call.arguments)
                 self.record(call, result, time.perf_counter() - started, await self._home())
+            if self.hears_reply(reply):
+                self.judge_reply(reply, await self._home())
             outcome = self.settle(reply)
             if outcome is not None:
                 return outcome

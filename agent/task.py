@@ -15,6 +15,12 @@ A `Task` is the user's turns (the request, then the answers to clarifying questi
 intents; `Task.conditions(home)` are the verifier's goal conditions at the task's start, and
 `Task.check(home)` proves the ground truth does the job on a copy of the home.
 
+An `Answer` is what the agent's reply must state: for a status question ("is the garage door
+open?", "what's the temperature in the kitchen?") an entity's state or attribute, or whether it
+shows a value (a yes or a no); for a request the home cannot carry out (a device or a feature it
+lacks) that it cannot, with nothing changed. Its condition is a reply check (says(), read from
+the agent's latest reply); what it reads is never collateral, so a changed device still counts.
+
 A multi-turn task (QT4: coreference, topic switch, backtracking) also has follow-ups: what the
 user says, once the earlier requests are done, in turns 1, 2, ...; each intent's `turn` says
 when it is said. An intent said later on the same entity that sets every field an earlier one
@@ -34,6 +40,7 @@ from twin.conditions import compile_condition
 from twin.domains import DOMAINS
 from twin.errors import TwinError
 from twin.home import Home
+from twin.tools import list_entities
 from twin.verifier import Verifier
 
 from .errors import AgentError
@@ -83,6 +90,8 @@ RENAMED_FIELDS: Mapping[str, tuple[str, Callable[[Any], Any]]] = MappingProxyTyp
         "away_mode": ("away_mode", lambda on: "on" if on else "off"),
     }
 )
+# What an impossible request's `absent` filters by: list_entities' arguments.
+LOOKUPS = ("area", "floor", "domain")
 # Fields that leave nothing lasting to check (how, not what).
 IGNORED_FIELDS = frozenset(
     {"transition", "flash", "code", "speed", "media_content_type", "enqueue", "announce", "extra"}
@@ -214,6 +223,78 @@ class Intent:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What the reply to the request must state: `entity_id`'s state (or its `attribute`),
+    or with `expected` whether it shows that value (yes or no); without an entity, that the
+    request cannot be done, `absent` being the list_entities filter that shows the home lacks
+    what was asked for ({"area": "bathroom", "domain": "fan"})."""
+
+    entity_id: str | None = None
+    attribute: str | None = None
+    expected: str | None = None
+    absent: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse an answer that reads nothing it can check, or an impossible request that
+        names an entity."""
+        object.__setattr__(self, "absent", dict(self.absent))
+        if self.entity_id is None and (self.attribute or self.expected is not None):
+            raise TaskError("An answer's attribute or expected value needs its entity_id")
+        if self.entity_id is not None and self.absent:
+            raise TaskError("An answer about an entity cannot say it is absent")
+        if set(self.absent) - set(LOOKUPS):
+            raise TaskError(f"`absent` filters by {', '.join(LOOKUPS)}, got {sorted(self.absent)}")
+        if self.entity_id is None and not self.absent:
+            raise TaskError(
+                "An answer without an entity says the request cannot be done: give `absent`, "
+                'the list_entities filter that finds nothing, e.g. {"domain": "fan"}'
+            )
+        compile_condition(self.condition)
+
+    @property
+    def kind(self) -> str:
+        """ "status" (a value), "yes_no" or "impossible"."""
+        if self.entity_id is None:
+            return "impossible"
+        return "status" if self.expected is None else "yes_no"
+
+    @property
+    def condition(self) -> str:
+        """The reply check: says() of the value, of whether it is `expected`, or a no."""
+        if self.entity_id is None:
+            return "says(False)"
+        ref = json.dumps(self.entity_id)
+        read = f"attr({ref}, {json.dumps(self.attribute)})" if self.attribute else f"state({ref})"
+        if self.expected is None:
+            return f"says({read})"
+        return f"says({read} == {json.dumps(self.expected)})"
+
+    def reply(self, home: Home) -> str:
+        """The plain words that state the answer in `home` (the ground truth's reply)."""
+        if self.entity_id is None:
+            return "No."
+        state = home.states.get(self.entity_id)
+        value = (
+            None
+            if state is None
+            else (state.attributes.get(self.attribute) if self.attribute else state.state)
+        )
+        if self.expected is not None:
+            return "Yes." if value == self.expected else "No."
+        return f"It is {value}."
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as JSON-able data, without the fields left at their defaults."""
+        out: dict[str, Any] = {}
+        for key in ("entity_id", "attribute", "expected"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = value
+        if self.absent:
+            out["absent"] = dict(self.absent)
+        return out
+
+
+@dataclass(frozen=True)
 class Task:
     """What the user says (the request, then the answers to clarifying questions; and the
     follow-ups, said once what came before is done) and means."""
@@ -221,6 +302,7 @@ class Task:
     turns: tuple[str, ...]
     intents: tuple[Intent, ...]
     followups: tuple[str, ...] = ()
+    answers: tuple[Answer, ...] = ()  # what the reply to the request must state
 
     def __post_init__(self) -> None:
         """Refuse a task with nothing said or meant, with too few turns for its questions, or
@@ -228,11 +310,17 @@ class Task:
         object.__setattr__(self, "turns", tuple(self.turns))
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "followups", tuple(self.followups))
-        if not self.turns or not self.intents:
-            raise TaskError("A task needs at least one user turn and one intent")
+        object.__setattr__(self, "answers", tuple(self.answers))
+        if not self.turns or not (self.intents or self.answers):
+            raise TaskError("A task needs at least one user turn, and an intent or an answer")
+        if self.answers and (self.followups or self.intents):
+            raise TaskError(
+                "A task with answers is one question or impossible request: no intents or "
+                "follow-ups besides"
+            )
         if any(intent.clarify for intent in self.intents) and len(self.turns) < 2:
             raise TaskError("A task with a clarify intent needs a second turn: the user's answer")
-        used = {intent.turn for intent in self.intents}
+        used = {intent.turn for intent in self.intents} | ({0} if self.answers else set())
         if used != set(range(len(self.followups) + 1)):
             raise TaskError(
                 f"Intents are said in turns {sorted(used)} but the task has the request and "
@@ -260,17 +348,20 @@ class Task:
 
     def conditions(self, home: Home) -> list[str]:
         """The goal conditions at the start (`home` now), one per goal: the intent's, or for an
-        intent whose only_if does not hold, that its entity stays as it is."""
+        intent whose only_if does not hold, that its entity stays as it is; then one reply
+        check per answer."""
         return [
             intent.condition
             if intent.applies(home)
             else f"unchanged({json.dumps(intent.entity_id)})"
             for intent in (self.intents[i] for i in self.goals())
-        ]
+        ] + [answer.condition for answer in self.answers]
 
     def check(self, home: Home, policy: ActionPolicy = DEFAULT_POLICY) -> None:
         """Raise TaskError unless the ground truth, carried out turn by turn on a copy of `home`
-        as `policy` allows, meets every condition and changes nothing else."""
+        as `policy` allows, meets every condition and changes nothing else (an answer: that
+        what it reads is there, and for an impossible request that the home has nothing
+        `absent` finds)."""
         work = home.copy()
         try:
             verifier = Verifier(work, self.conditions(work))
@@ -285,7 +376,10 @@ class Task:
                 policy.call(work, intent.domain, intent.service, data, target)
             except TwinError as err:
                 raise TaskError(f"{intent.domain}.{intent.service}: {err}") from err
-        report = verifier.step(work)
+        for answer in self.answers:
+            if answer.absent and list_entities(work, **answer.absent).get("entities", [None]):
+                raise TaskError(f"The home has what the impossible request asks for: {answer}")
+        report = verifier.step(work, " ".join(answer.reply(work) for answer in self.answers))
         failed = [status.text for status in report.conditions if not status.satisfied]
         if failed or report.collateral:
             raise TaskError(
@@ -300,6 +394,8 @@ class Task:
         }
         if self.followups:
             data["followups"] = list(self.followups)
+        if self.answers:
+            data["answers"] = [answer.to_dict() for answer in self.answers]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -311,10 +407,12 @@ class Task:
                 tuple(raw["turns"]),
                 tuple(Intent(**item) for item in raw["intents"]),
                 tuple(raw.get("followups", ())),
+                tuple(Answer(**item) for item in raw.get("answers", ())),
             )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
             raise TaskError(
                 f"Not a task: {err}; expected {{'turns': [...], 'intents': [{{'domain', "
                 "'service', 'entity_id', 'data'?, 'clarify'?, 'only_if'?, 'turn'?}], "
-                "'followups'?: [...]}}"
+                "'followups'?: [...], 'answers'?: [{'entity_id'?, 'attribute'?, 'expected'?, "
+                "'absent'?}]}}"
             ) from err

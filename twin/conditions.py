@@ -18,6 +18,11 @@ into nested closures; its text is never passed to eval:
 - `item(id, name)`: the status ("needs_action", "completed") of the item of a list (a to-do
   list's, which Home Assistant shows in no state) whose summary or uid is `name`; None when the
   list has no such item.
+- `says(x)`: whether the agent's latest reply states x (a reply check, for a question the user
+  asked or a request the home cannot carry out): a number, written in it within the rounding of
+  its digits ("21.5", "21,5" or "21" for 21.46; a state such as "21.46" reads as the number); a
+  text, as words ("heat_cool" as "heat cool", any case); True, a reply with no negation
+  ("no", "not", "can't", ...: NEGATIONS), False, one with a negation. False before any reply.
 - `between(x, lo, hi)`, `approx(x, target, tol)`; comparisons (chained too), `in`, `not in`, `and`,
   `or`, `not`, `+ - * / // %`, unary `-`; literals: strings, numbers, True, False, None and
   tuples or lists of them (one and the same to a comparison); indexing with a literal
@@ -63,9 +68,27 @@ from .validation import shown, valid_entity_id
 if TYPE_CHECKING:
     from .home import Home
 
-# A compiled node: reads the home (and the task's start states) and returns a value.
-Fn = Callable[["Home", Mapping[str, State]], Any]
+# A compiled node: reads the home (and what else is given) and returns a value.
+Fn = Callable[["Home", "Given"], Any]
 Kind = Literal["text", "number", "test", "sequence", "none", "any"]
+
+# Words that make a reply a no (says(False)), in the languages the flywheel speaks; a word
+# ending in "n't" is one too.
+NEGATIONS = frozenset(
+    " ".join(
+        (
+            "no not none nothing never neither nor cannot unable nobody nowhere",  # English
+            "nein nicht kein keine keinen nichts",  # German
+            "non pas aucun aucune rien",  # French, Italian
+            "ningún ninguna nada nunca",  # Spanish, Portuguese
+            "nee niet geen",  # Dutch
+            "nie żaden żadna brak",  # Polish
+            "não nenhum nenhuma nessun nessuna",  # Portuguese, Italian
+        )
+    ).split(" ")
+)
+_WORD = re.compile(r"[\w']+")
+_NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
 
 # What area(x).<quantity> reads: the fields of the area's RoomClimate.
 AREA_QUANTITIES = ("temperature", "humidity", "illuminance", "co2", "pm25")
@@ -79,6 +102,7 @@ _USAGE = {
     "item": 'item("todo.shopping_list", "Milk")',
     "num": 'num("sensor.study_temperature")',
     "state": 'state("light.kitchen")',
+    "says": 'says(state("cover.garage_door"))',
     "unchanged": 'unchanged("lock.front_door")',
 }
 _ARITY = {
@@ -89,6 +113,7 @@ _ARITY = {
     "entity": 1,
     "item": 2,
     "num": 1,
+    "says": 1,
     "state": 1,
     "unchanged": 1,
 }
@@ -160,18 +185,34 @@ _FORBIDDEN: dict[type[ast.AST], str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Given:
+    """What a condition reads besides the home: the task's start states (for unchanged()) and
+    the agent's latest reply (for says(); None before it has replied)."""
+
+    start: Mapping[str, State]
+    reply: str | None
+
+
+NOTHING_GIVEN = Given(EMPTY, None)
+
+
+@dataclass(frozen=True, slots=True)
 class Condition:
     """A compiled goal condition: its text, the entities and areas it reads, and its test."""
 
     text: str
     entity_ids: tuple[str, ...]
     area_ids: tuple[str, ...]
-    test: Callable[[Home, Mapping[str, State]], bool] = field(repr=False, compare=False)
+    test: Callable[[Home, Given], bool] = field(repr=False, compare=False)
+    reads_reply: bool = False  # whether it calls says()
 
-    def holds(self, home: Home, start: Mapping[str, State] = EMPTY) -> bool:
+    def holds(
+        self, home: Home, start: Mapping[str, State] = EMPTY, reply: str | None = None
+    ) -> bool:
         """Whether the condition holds in `home`; `start` (the task's start states) serves
-        unchanged(). Raises ConditionError when the home cannot answer it."""
-        return self.test(home, start)
+        unchanged(), `reply` (the agent's latest) says(). Raises ConditionError when the home
+        cannot answer it."""
+        return self.test(home, Given(start, reply) if start or reply is not None else NOTHING_GIVEN)
 
     def validate(self, home: Home) -> None:
         """Raise ConditionError naming every entity and area referred to that `home` lacks."""
@@ -227,7 +268,9 @@ def _compile(text: str) -> Condition:
     body = compiler.compile(tree.body)
     if body.kind != "test":
         raise compiler.error(tree.body, _not_a_test(compiler.source(tree.body)))
-    return Condition(text, tuple(compiler.entity_ids), tuple(compiler.area_ids), body.fn)
+    return Condition(
+        text, tuple(compiler.entity_ids), tuple(compiler.area_ids), body.fn, compiler.reads_reply
+    )
 
 
 def read_area(home: Home, area_id: str, quantity: str) -> float:
@@ -278,7 +321,7 @@ def _literal(value: Any) -> _Compiled:
         kind = "sequence"
     else:
         kind = "number"
-    return _Compiled(lambda home, start: value, kind, literal=True, value=value)
+    return _Compiled(lambda home, given: value, kind, literal=True, value=value)
 
 
 class _Compiler:
@@ -290,6 +333,7 @@ class _Compiler:
         self.area_ids: dict[str, None] = {}
         self.depth = 0
         self.nodes = 0
+        self.reads_reply = False
 
     def error(self, node: ast.AST, problem: str, line: int = 0, offset: int = -1) -> ConditionError:
         """An error at `node` (or at `line`/`offset` when given) of the condition."""
@@ -365,19 +409,19 @@ class _Compiler:
             first, second = fns
             if word == "and":
                 return _Compiled(
-                    lambda home, start: first(home, start) and second(home, start), "test"
+                    lambda home, given: first(home, given) and second(home, given), "test"
                 )
-            return _Compiled(lambda home, start: first(home, start) or second(home, start), "test")
+            return _Compiled(lambda home, given: first(home, given) or second(home, given), "test")
 
         if word == "and":
 
-            def every(home: Home, start: Mapping[str, State]) -> bool:
-                return all(fn(home, start) for fn in fns)
+            def every(home: Home, given: Given) -> bool:
+                return all(fn(home, given) for fn in fns)
 
             return _Compiled(every, "test")
 
-        def any_(home: Home, start: Mapping[str, State]) -> bool:
-            return any(fn(home, start) for fn in fns)
+        def any_(home: Home, given: Given) -> bool:
+            return any(fn(home, given) for fn in fns)
 
         return _Compiled(any_, "test")
 
@@ -392,7 +436,7 @@ class _Compiler:
     def _UnaryOp(self, node: ast.UnaryOp) -> _Compiled:
         if isinstance(node.op, ast.Not):
             fn = self._test(node.operand, "not")
-            return _Compiled(lambda home, start: not fn(home, start), "test")
+            return _Compiled(lambda home, given: not fn(home, given), "test")
         if not isinstance(node.op, ast.USub):
             raise self.error(node, "only the unary operators - and not are allowed")
         operand = self._number(node.operand, "-")
@@ -400,7 +444,7 @@ class _Compiler:
             return _literal(-operand.value)
         negate = _arithmetic("-", operator.mul, self.where(node))
         value = operand.fn
-        return _Compiled(lambda home, start: negate(-1, value(home, start)), "number")
+        return _Compiled(lambda home, given: negate(-1, value(home, given)), "number")
 
     def _BinOp(self, node: ast.BinOp) -> _Compiled:
         found = _ARITHMETIC.get(type(node.op))
@@ -410,7 +454,7 @@ class _Compiler:
         symbol, op = found
         left, right = self._number(node.left, symbol).fn, self._number(node.right, symbol).fn
         apply = _arithmetic(symbol, op, self.where(node))
-        return _Compiled(lambda home, start: apply(left(home, start), right(home, start)), "number")
+        return _Compiled(lambda home, given: apply(left(home, given), right(home, given)), "number")
 
     def _number(self, node: ast.expr, symbol: str) -> _Compiled:
         compiled = self.compile(node)
@@ -432,17 +476,17 @@ class _Compiler:
             compare, second = compares[0], compiled[1]
             if second.literal:
                 value = second.value
-                return _Compiled(lambda home, start: compare(first(home, start), value), "test")
+                return _Compiled(lambda home, given: compare(first(home, given), value), "test")
             other = second.fn
             return _Compiled(
-                lambda home, start: compare(first(home, start), other(home, start)), "test"
+                lambda home, given: compare(first(home, given), other(home, given)), "test"
             )
         pairs = tuple(zip(compares, (item.fn for item in compiled[1:]), strict=True))
 
-        def chain(home: Home, start: Mapping[str, State]) -> bool:
-            left = first(home, start)
+        def chain(home: Home, given: Given) -> bool:
+            left = first(home, given)
             for compare, right_fn in pairs:
-                right = right_fn(home, start)
+                right = right_fn(home, given)
                 if not compare(left, right):
                     return False
                 left = right
@@ -479,6 +523,10 @@ class _Compiler:
             raise self.error(node, f"{name}() is read through an attribute, e.g. {_USAGE[name]}")
         if name in ("between", "approx"):
             return self._range_test(node, name)
+        if name == "says":
+            self.reads_reply = True
+            told = self.compile(node.args[0]).fn
+            return _Compiled(lambda home, given: _says(given.reply, told(home, given)), "test")
         entity_id = self._entity_id(node)
         if name == "attr":
             return _attribute(
@@ -490,7 +538,7 @@ class _Compiler:
             return _Compiled(_state(entity_id), "text")
         if name == "num":
             read = _state(entity_id)
-            return _Compiled(lambda home, start: _number(read(home, start)), "number")
+            return _Compiled(lambda home, given: _number(read(home, given)), "number")
         return _Compiled(_unchanged(entity_id), "test")
 
     def _function(self, node: ast.Call) -> str:
@@ -543,8 +591,8 @@ class _Compiler:
         test = _between if name == "between" else _approx
         value, low, high = (arg.fn for arg in args)
         return _Compiled(
-            lambda home, start: test(
-                where, value(home, start), low(home, start), high(home, start)
+            lambda home, given: test(
+                where, value(home, given), low(home, given), high(home, given)
             ),
             "test",
         )
@@ -585,7 +633,7 @@ class _Compiler:
                 node, f"areas have no {quantity}; read one of {', '.join(AREA_QUANTITIES)}"
             )
         self.area_ids[area_id] = None
-        return _Compiled(lambda home, start: read_area(home, area_id, quantity), "number")
+        return _Compiled(lambda home, given: read_area(home, area_id, quantity), "number")
 
     def _Subscript(self, node: ast.Subscript) -> _Compiled:
         container = self.compile(node.value)
@@ -597,8 +645,8 @@ class _Compiler:
         key, read = index.value, container.fn
         where = self.where(node)
 
-        def item(home: Home, start: Mapping[str, State]) -> Any:
-            value = read(home, start)
+        def item(home: Home, given: Given) -> Any:
+            value = read(home, given)
             try:
                 return value[key]
             except LookupError:
@@ -614,7 +662,7 @@ class _Compiler:
 
 
 def _state(entity_id: str) -> Fn:
-    def state(home: Home, start: Mapping[str, State]) -> str:
+    def state(home: Home, given: Given) -> str:
         current = home.states.get(entity_id)
         if current is None:
             raise _missing(entity_id)
@@ -624,7 +672,7 @@ def _state(entity_id: str) -> Fn:
 
 
 def _attribute(entity_id: str, name: str) -> _Compiled:
-    def attribute(home: Home, start: Mapping[str, State]) -> Any:
+    def attribute(home: Home, given: Given) -> Any:
         current = home.states.get(entity_id)
         if current is None:
             raise _missing(entity_id)
@@ -634,7 +682,7 @@ def _attribute(entity_id: str, name: str) -> _Compiled:
 
 
 def _item(entity_id: str, name: str) -> _Compiled:
-    def item(home: Home, start: Mapping[str, State]) -> Any:
+    def item(home: Home, given: Given) -> Any:
         current = home.states.get(entity_id)
         if current is None:
             raise _missing(entity_id)
@@ -648,11 +696,11 @@ def _item(entity_id: str, name: str) -> _Compiled:
 
 
 def _unchanged(entity_id: str) -> Fn:
-    def unchanged(home: Home, start: Mapping[str, State]) -> bool:
+    def unchanged(home: Home, given: Given) -> bool:
         current = home.states.get(entity_id)
         if current is None:
             raise _missing(entity_id)
-        before = start.get(entity_id)
+        before = given.start.get(entity_id)
         if before is None:
             raise ConditionError(
                 f"unchanged({entity_id!r}) needs the task's start state of {entity_id}; "
@@ -663,6 +711,31 @@ def _unchanged(entity_id: str) -> Fn:
         )
 
     return unchanged
+
+
+def _says(reply: str | None, value: Any) -> bool:
+    """Whether `reply` states `value` (says() in the module's docstring)."""
+    if reply is None or value is None:
+        return False
+    text = reply.casefold()
+    if isinstance(value, bool):
+        words = _WORD.findall(text)
+        negative = any(word in NEGATIONS or word.endswith("n't") for word in words)
+        return negative is not value and bool(words)
+    number = _number(value) if isinstance(value, str) else value
+    if isinstance(number, int | float) and number == number:
+        return any(_close(written, number) for written in _NUMBER.findall(text))
+    if not isinstance(value, str):
+        return False
+    wanted = " ".join(_WORD.findall(value.casefold().replace("_", " ")))
+    return bool(wanted) and f" {wanted} " in f" {' '.join(_WORD.findall(text))} "
+
+
+def _close(written: str, value: float) -> bool:
+    """Whether a number written in a reply is `value` within the rounding of its digits."""
+    point = written.replace(",", ".")
+    decimals = len(point.partition(".")[2])
+    return bool(abs(float(point) - value) <= 0.5 * 10**-decimals + 1e-9)
 
 
 def _missing(entity_id: str) -> ConditionError:

@@ -133,6 +133,11 @@ class OutcomeRecorder:
             self._code_tokens = max(self._code_tokens, self._tokens(code))
         return verdict
 
+    def replied(self, report: Report) -> None:
+        """Record the report after the action's words, which a task's reply checks read."""
+        self.report = report
+        self._progress += report.reward
+
     def malformed(self, count: int = 1) -> None:
         """Record tool calls of the message that could not be read."""
         self._malformed += count

@@ -61,15 +61,24 @@ class Verifier:
         for condition in self.conditions:
             condition.validate(home)
         self.start = home.snapshot()
+        # What a reply check reads it does not set: a change there is collateral still.
         self._referenced = frozenset(
-            entity_id for condition in self.conditions for entity_id in condition.entity_ids
+            entity_id
+            for condition in self.conditions
+            if not condition.reads_reply
+            for entity_id in condition.entity_ids
         )
         self._unit = 1 / len(self.conditions) if self.conditions else 0.0
+        self.reads_reply = any(condition.reads_reply for condition in self.conditions)
+        self.reply: str | None = None  # the agent's latest reply, which says() reads
         self._satisfied = tuple(self._evaluate(condition, home)[0] for condition in self.conditions)
 
-    def step(self, home: Home) -> Report:
-        """Check every condition after an agent step; the reward counts changes since the last."""
+    def step(self, home: Home, reply: str | None = None) -> Report:
+        """Check every condition after an agent step (a tool call, or a reply: its text, which
+        the reply checks read from then on); the reward counts changes since the last."""
         _check_home(home)
+        if reply is not None:
+            self.reply = reply
         statuses = []
         reward = 0.0
         for condition, was in zip(self.conditions, self._satisfied, strict=True):
@@ -84,7 +93,7 @@ class Verifier:
 
     def collateral(self, home: Home) -> tuple[str, ...]:
         """Entities whose state, attributes or contents (a list's items) differ from the start
-        that no condition refers to.
+        that no condition refers to (but a reply check: says()).
 
         Sensors, and attributes the physics moves, are left out; so are the timestamps.
         """
@@ -104,7 +113,7 @@ class Verifier:
 
     def _evaluate(self, condition: Condition, home: Home) -> tuple[bool, str | None]:
         try:
-            return condition.holds(home, self.start.states), None
+            return condition.holds(home, self.start.states, self.reply), None
         except ConditionError as err:
             return False, str(err)
 

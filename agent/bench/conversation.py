@@ -155,7 +155,8 @@ async def _turn(dialogue: Dialogue, conversation: Conversation, utterance: str, 
     trajectory = dialogue.trajectory
     trajectory.policy_calls += 1
     trajectory.policy_latency_s += latency
-    dialogue.add(AssistantMessage(speech(response)).to_openai())
+    said = speech(response)
+    dialogue.add(AssistantMessage(said).to_openai())
     arguments = {"agent_id": conversation.agent_id, "text": utterance}
     success = response.get("response_type") != "error"
-    dialogue.judge(Step(trajectory.turns, STEP, arguments, success, latency), await view())
+    dialogue.judge(Step(trajectory.turns, STEP, arguments, success, latency), await view(), said)

@@ -6,6 +6,10 @@ seed, so its users and homes, which are made from the seed, are never trained on
 
 A blueprint's task type comes from its query type, first match wins:
 
+- QS status question: the user asks about a device's state or value; the reply must state it
+  (agent.task.Answer, a reply check) and nothing may change (v2 on);
+- QI infeasible request: the user asks for a kind of device the room lacks; the reply must say
+  so and nothing may change (v2 on);
 - QT3 ambiguous intent: the request is missing_slot, ambiguous or implicit (an implicit request's
   value is a remembered preference too, but what the agent must do first is work out the intent);
 - QT5 personalised memory: a clear request whose value is the user's remembered preference;
@@ -67,7 +71,8 @@ VERSION = "v2"
 VERSIONS = (*FROZEN, VERSION)
 NAME = "smarthome-bench-{version}"
 SIZE = 1678
-TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5")
+TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5", "QS", "QI")
+REQUEST_TYPES = {"question": "QS", "impossible": "QI"}  # by QueryType.request
 ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter works as in training
 DROPS = ("rejected", "unmet", "unsolved")
 
@@ -141,6 +146,8 @@ def load_bench(path: Path) -> list[BenchInstance]:
 
 def task_type(query_type: QueryType) -> str:
     """The task type of a query type (the module's docstring says the order)."""
+    if query_type.request in REQUEST_TYPES:
+        return REQUEST_TYPES[query_type.request]
     if query_type.clarity != "clear":
         return "QT3"
     if query_type.memory:
@@ -178,6 +185,8 @@ def unmet(blueprint: Blueprint) -> str | None:
     """Why the blueprint does not need what its task type says, or None when it does."""
     task, kind = blueprint.task, task_type(blueprint.query_type)
     intents, said = task.intents, request_text(blueprint)
+    if kind in REQUEST_TYPES.values():
+        return None if task.answers and not intents else f"{kind} without a reply check"
     guarded = any(i.only_if is not None for i in intents)
     if kind == "QT1":
         plain = not guarded and not task.followups and not blueprint.memory
@@ -257,8 +266,19 @@ async def play(
 
 
 def solved(trajectory: Trajectory) -> bool:
-    """The benchmark's success: twin.reward.solved after the episode's last tool call."""
-    return bool(trajectory.steps) and reward.solved(trajectory.steps[-1])
+    """The benchmark's success: the task done (after the last tool call, or the reply a
+    question's check reads) and nothing else changed (twin.reward.solved)."""
+    steps = trajectory.steps
+    collateral = steps[-1].collateral if steps else []
+    return reward.solved(_Outcome(trajectory.done, collateral))
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """An episode's end as twin.reward.solved reads it."""
+
+    done: bool
+    collateral: Sequence[str]
 
 
 @dataclass
@@ -419,13 +439,15 @@ def spread(rows: Sequence[Mapping[str, Any]]) -> list[datasets.Section]:
 
 def _types(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     found = Counter(row["task_type"] for row in rows)
-    return {kind: found[kind] for kind in TASK_TYPES}
+    return {kind: found[kind] for kind in TASK_TYPES if kind in found}
 
 
 ABOUT = (
     "SmartHome-Bench: {count} instances over the paper's five task types (QT1 atomic control, "
     "QT2 compositional and condition-dependent control, QT3 ambiguous intent, QT4 context-aware "
-    "multi-turn, QT5 personalised memory), from bench seeds {first} onward ({seeds} walked), which "
+    "multi-turn, QT5 personalised memory; from v2 on also QS status questions and QI infeasible "
+    "requests, scored by what the reply states), from bench seeds {first} onward ({seeds} "
+    "walked), which "
     "the training flywheel refuses. Each row's `blueprint` is the JSON of an "
     "`agent.flywheel.blueprints.Blueprint` (profile, home seed, scenes, query type, memory, the "
     "task's turns and intents with their conditions); `agent.bench.instances.load_bench` reads "

@@ -20,6 +20,7 @@ from ..errors import AgentError
 from .assist import EVALUATION
 from .conversation import is_agent
 from .evaluate import OVERALL, RESULTS
+from .instances import TASK_TYPES
 
 METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
 HEADERS = ("tool calls", "output tokens", "violations", "policy s")
@@ -187,7 +188,10 @@ def shareable(text: str) -> str:
 
 
 def _types(results: Sequence[Results]) -> list[str]:
-    return sorted({name for result in results for name in result.types})
+    """The task types of the results, the benchmark's in its order, then others by name."""
+    found = {name for result in results for name in result.types}
+    order = {name: i for i, name in enumerate(TASK_TYPES)}
+    return sorted(found, key=lambda name: (order.get(name, len(order)), name))
 
 
 def _metrics(row: dict[str, float], results: Results) -> list[str]:

@@ -15,6 +15,7 @@ same struct as Parquet rather than as untyped JSON.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -265,10 +266,16 @@ def reads_hidden(row: Mapping[str, Any]) -> bool:
         if users > 1:
             return False
         for call in message.get("tool_calls") or ():
-            arguments = json.dumps(call.get("function", {}).get("arguments", ""))
-            if any(entity_id in arguments for entity_id in hidden):
+            arguments = str(call.get("function", {}).get("arguments", ""))
+            if any(_names(entity_id, arguments) for entity_id in hidden):
                 return True
     return False
+
+
+def _names(entity_id: str, text: str) -> bool:
+    """Whether `text` (a call's arguments, pyexec code too) holds the entity id as a whole
+    (not "light.lamp" in "light.lamp_2")."""
+    return re.search(rf"(?<![\w.]){re.escape(entity_id)}(?!\w)", text) is not None
 
 
 def _outcomes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:

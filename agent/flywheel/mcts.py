@@ -52,7 +52,7 @@ from ..policies.careless import CarelessTeacher
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
 from ..prompt import system_prompt
-from ..task import Intent, Task, TaskError
+from ..task import Answer, Intent, Task, TaskError
 from .blueprints import Blueprint, Candidate, Rejected, draft
 from .user import LLMUser, ScriptedUser, UserSimulator
 
@@ -419,8 +419,9 @@ async def roleplay(
     home, candidate, raw, memory, scene = drawn
     intents = _compiling(raw)
     try:
-        task = Task(candidate.turns, tuple(intents), candidate.followups)
-    except TaskError:
+        answers = tuple(Answer(**item) for item in candidate.answers)
+        task = Task(candidate.turns, tuple(intents), candidate.followups, answers)
+    except (TaskError, TypeError):
         return out
     verifier = None
     if len(intents) == len(raw):
@@ -442,7 +443,7 @@ async def roleplay(
         await players.close()
     trajectory.done = False
     if verifier is not None:
-        report = verifier.step(home)
+        report = verifier.step(home, trajectory.last_reply)
         trajectory.conditions = [c.text for c in verifier.conditions]
         trajectory.done = solved(report)
     out.trajectories.append(trajectory)

@@ -60,11 +60,13 @@ SPOKEN = frozenset(
         "percentage",
         "volume_level",
         "device_class",
+        "state",
     }
 )
 TRIES = 12  # walks per request before giving up on the templates
 OPTIONAL = 0.35  # how often an optional part is said
 GLUE = 0.7  # ... when its words are short ("the", "to", "of")
+ARTICLE = 0.85  # ... and a name or an area follows, in English ("what is the hall lamp")
 LEADING = 0.9  # ... when it opens the sentence (a verb: "turn", "set")
 AFTER_NAME = 0.05  # ... when it follows a name or an area
 FALLOFF = 0.45  # each later alternative is this much less likely than the one before
@@ -260,7 +262,9 @@ class _Walk:
             return AFTER_NAME  # but "the desk lamp to 40%" keeps its "to"
         # Glue words are often articles, which agree with a noun's gender where English has
         # none: outside English they are said no more often than other optional words.
-        return GLUE if self.english and self.short(item) else OPTIONAL
+        if self.english and self.short(item):
+            return ARTICLE if _slot(after) in ("name", "area") else GLUE
+        return OPTIONAL
 
     def short(self, expression: Expression) -> bool:
         """Whether every word the expression can say is short (a glue word: "the", "to")."""
@@ -430,8 +434,11 @@ def _choose(rng: random.Random, alternative: Alternative) -> Expression:
 
 
 def _reads_well(text: str, slots: Mapping[str, Any]) -> bool:
-    """No word said twice in a row ("the the", "to to"), and a word of the sentence's own
-    besides the slots' values (not a bare "the desk lamp 40%")."""
+    """No word said twice in a row ("the the", "to to"), no "is there" but before "any" ("is
+    there the lamp on"), no two articles in a row ("the our"), and a word of the sentence's
+    own besides the slots' values (not a bare "the desk lamp 40%")."""
+    if re.search(r"\b(is|are) there\b(?! any)|\b(the|my|our) (the|my|our)\b", text, re.I):
+        return False
     words = text.lower().split()
     rest = text.lower()
     for value in slots.values():

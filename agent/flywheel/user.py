@@ -12,8 +12,9 @@ hold says a closing line such as "that's all, thanks". `ScriptedUser` does this 
 keeping no state (any dialogue prefix can be resumed or branched, as MCTS-Flow does);
 `LLMUser` asks any OpenAI-compatible server with the paper's user-query prompt.
 
-Statuses are the verifier's, one per goal in the task's order (`Task.conditions`); None means
-nothing is known yet, so every intent counts as unfinished. An intent a later turn supersedes
+Statuses are the verifier's, one per goal in the task's order, then one per answer
+(`Task.conditions`); None means nothing is known yet, so every intent counts as unfinished. A
+question not answered yet (its reply check fails) is asked again. An intent a later turn supersedes
 has no status of its own and never holds the user back.
 """
 
@@ -119,6 +120,8 @@ RESTATE_MORE = (
     "Great, now please {request} too.",
     "You still need to {request}.",
 )
+# Asking again when the reply did not answer the question (or say the request cannot be done).
+ASK_AGAIN = ("Sorry, I asked: {request}", "That doesn't answer me. {request}")
 CLOSINGS = (
     "That's all, thanks!",
     "Perfect, that's everything.",
@@ -157,6 +160,8 @@ class ScriptedUser:
             return None
         rng = random.Random(f"user:{self.seed}:{len(dialogue)}")
         turn, stated, unfinished = _progress(self.task, dialogue, status)
+        if not unfinished and not _answered(self.task, status):
+            return rng.choice(ASK_AGAIN).format(request=self.task.turns[0])
         if not unfinished:
             if turn < len(self.task.followups):
                 return self.task.followups[turn]
@@ -377,12 +382,26 @@ def _unfinished(task: Task, status: Sequence[ConditionStatus] | None) -> list[in
     goals = task.goals()
     if status is None:
         return goals
-    if len(status) != len(goals):
+    _check_statuses(task, status)
+    return [i for i, each in zip(goals, status, strict=False) if not each.satisfied]
+
+
+def _answered(task: Task, status: Sequence[ConditionStatus] | None) -> bool:
+    """Whether every reply check holds (none is known to before the agent has replied)."""
+    if not task.answers:
+        return True
+    if status is None:
+        return False
+    _check_statuses(task, status)
+    return all(each.satisfied for each in status[len(task.goals()) :])
+
+
+def _check_statuses(task: Task, status: Sequence[ConditionStatus]) -> None:
+    if len(status) != len(task.goals()) + len(task.answers):
         raise ValueError(
-            f"{len(status)} condition statuses for {len(goals)} goals; "
-            "run the episode with conditions=task.conditions(home)"
+            f"{len(status)} condition statuses for {len(task.goals())} goals and "
+            f"{len(task.answers)} answers; run the episode with conditions=task.conditions(home)"
         )
-    return [i for i, each in zip(goals, status, strict=True) if not each.satisfied]
 
 
 def _last_reply(dialogue: Sequence[Message]) -> str:

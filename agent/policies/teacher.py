@@ -22,6 +22,11 @@ the conversation (`Task.stated`), less those a later one supersedes; each follow
 steps again from 2, and a coreference ("make it dimmer") is no riddle to a teacher that knows
 the hidden intent.
 
+A status question or an impossible request (the task's answers) takes a look at the home by
+the style's query (where the device asked for should be, for an impossible request), a
+get_state of the entity asked about, and a reply that states its value, its yes or no, or that
+the home lacks what was asked for and nothing was changed.
+
 The seed draws the style once (which query, ask first or not, batched calls, grouping, entity_id
 as text or list, brightness_pct or brightness) and the wording of each message.
 """
@@ -41,7 +46,7 @@ from twin.errors import ConditionError
 from twin.registry import object_id_words
 from twin.state import State
 
-from ..task import Intent, Task
+from ..task import Answer, Intent, Task
 from . import AssistantMessage, Message, ToolCall
 
 if TYPE_CHECKING:
@@ -161,10 +166,27 @@ SKIPPED = (
     "Nothing to do for {names}: the condition wasn't met",
 )
 FAILED = ("I couldn't change {name}: {why}", "{name} refused the change: {why}")
+# Replies to a status question ({name} the device, {value} what it shows) and to a yes/no one
+# ({state} its state, {expected} the state asked about); a no has a negation (twin.conditions'
+# says(False)), a yes none.
+READINGS = ("{name} is at {value}.", "{name} reads {value} right now.", "It's {value} ({name}).")
+AFFIRMED = ("Yes, {name} is {state}.", "Yes: {name} is {state} right now.")
+DENIED = ("No, {name} is {state}.", "No, {name} isn't {expected}; it's {state}.")
+# The reply to a request for a device the room lacks ({noun} the kind, {room} the room).
+LACKING = (
+    "There's no {noun} in {room}, so I couldn't do that; nothing was changed.",
+    "I can't find a {noun} in {room}, so I haven't changed anything.",
+    "Sorry, {room} has no {noun}. I left everything as it is.",
+)
+# How a state is said where its word is not the state's own (an open/closed sensor's on/off).
+STATE_WORDS: Mapping[tuple[str, str], str] = {
+    ("binary_sensor", "on"): "open",
+    ("binary_sensor", "off"): "closed",
+}
 # Asking the user to confirm actions the auditor held back; {do} says them ("unlock Front Door").
 CONFIRM_QUESTIONS = ("Just to be sure: shall I {do}?", "Do you want me to {do}? Please confirm.")
 
-_PROMPT_AREA = re.compile(r"^### .*\(area_id (\S+)\)$")
+_PROMPT_AREA = re.compile(r"^### (.*) \(area_id (\S+)\)$")
 _PROMPT_ENTITY = re.compile(r"^- ([a-z_]+\.[a-z0-9_]+): (.+?)(?: \[[^\]]*\])?$")
 
 
@@ -213,6 +235,7 @@ class Seen:
     calls: list[_Call] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     areas: dict[str, str] = field(default_factory=dict)
+    rooms: dict[str, str] = field(default_factory=dict)  # area names by id, from the prompt
     said: list[str] = field(default_factory=list)
 
     @classmethod
@@ -247,7 +270,9 @@ class Seen:
         for line in prompt.splitlines():
             if line.startswith("#"):
                 found = _PROMPT_AREA.match(line)
-                area = found.group(1) if found else None
+                area = found.group(2) if found else None
+                if found:
+                    self.rooms[found.group(2)] = found.group(1)
             elif (entity := _PROMPT_ENTITY.match(line)) is not None:
                 self.names[entity.group(1)] = entity.group(2)
                 if area is not None:
@@ -315,6 +340,8 @@ class TeacherPolicy:
         """The next message, from the conversation alone (and the seed)."""
         seen = Seen.read(messages)
         rng = random.Random(f"teacher:{self.seed}:{len(messages)}")
+        if self.task.answers:
+            return self._answer(seen, rng)
         intents, style = self.task.intents, self.style
         unclear = self.unclear(seen)
         if unclear and (style.ask_first or seen.calls):
@@ -362,6 +389,37 @@ class TeacherPolicy:
         if len(seen.said) > start + 1:
             return []
         return [i for i in self.task.intents if i.clarify and i.turn == turn]
+
+    def _answer(self, seen: Seen, rng: random.Random) -> AssistantMessage:
+        """A question's or an impossible request's turn: a look at the home, then a read of
+        what is asked about, then the reply that states it (or says the home lacks it)."""
+        answers = self.task.answers
+        if not seen.calls:
+            return self._calls(seen, [self._look(answers[0], seen)])
+        observed = seen.observed()
+        unread = [
+            ToolCall("", "get_state", {"entity_id": answer.entity_id})
+            for answer in answers
+            if answer.entity_id is not None and answer.entity_id not in observed
+        ]
+        if unread:
+            return self._calls(seen, unread)
+        return AssistantMessage(" ".join(_stated(a, seen, observed, rng) for a in answers))
+
+    def _look(self, answer: Answer, seen: Seen) -> ToolCall:
+        """The first look for an answer, by the style's query: what an impossible request
+        asks for (where it should be), or the entity asked about."""
+        query = self.style.query
+        if query == "all":
+            return ToolCall("", "list_entities", {})
+        if answer.entity_id is None:
+            return ToolCall("", "list_entities", dict(answer.absent))
+        area = seen.areas.get(answer.entity_id)
+        if query == "state":
+            return ToolCall("", "get_state", {"entity_id": answer.entity_id})
+        if query == "area" and area is not None:
+            return ToolCall("", "list_entities", {"area": area})
+        return ToolCall("", "list_entities", {"domain": answer.entity_id.partition(".")[0]})
 
     # --- choosing the calls ----------------------------------------------------------------------
 
@@ -517,6 +575,29 @@ def _holds(only_if: str | None, observed: Mapping[str, State]) -> bool:
         return compile_condition(only_if).holds(cast("Home", _Observed(observed)))
     except ConditionError:
         return False
+
+
+def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: random.Random) -> str:
+    """The reply that states the answer from the states read (a no for an impossible
+    request, with nothing changed)."""
+    if answer.entity_id is None:
+        domain, area = answer.absent.get("domain", "device"), answer.absent.get("area")
+        room = seen.rooms.get(area, object_id_words(area)) if area else "your home"
+        noun = NOUNS.get(domain, domain.replace("_", " "))
+        return rng.choice(LACKING).format(noun=noun, room=room)
+    state = observed[answer.entity_id]
+    name = _name(seen, answer.entity_id)
+    if answer.attribute is not None:
+        value = state.attributes.get(answer.attribute)
+        return rng.choice(READINGS).format(name=name, value=_plain(value))
+    if answer.expected is None:
+        unit = state.attributes.get("unit_of_measurement")
+        value = f"{_plain(state.state)} {unit}" if unit else _plain(state.state)
+        return rng.choice(READINGS).format(name=name, value=value)
+    words = STATE_WORDS.get((state.domain, state.state), _plain(state.state))
+    expected = STATE_WORDS.get((state.domain, answer.expected), _plain(answer.expected))
+    replies = AFFIRMED if state.state == answer.expected else DENIED
+    return rng.choice(replies).format(name=name, state=words, expected=expected)
 
 
 def _question(intent: Intent, seen: Seen, rng: random.Random) -> str:

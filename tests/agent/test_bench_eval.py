@@ -142,7 +142,7 @@ def test_summary_averages_per_type_and_overall() -> None:
 
 
 def test_select_takes_types_and_the_first_of_each(instances: list[BenchInstance]) -> None:
-    firsts = [f"qt{n}-0000" for n in range(1, 6)]
+    firsts = [*(f"qt{n}-0000" for n in range(1, 6)), "qs-0000", "qi-0000"]
     assert [i.id for i in select(instances, subset=1)] == firsts
     assert [i.id for i in select(instances, 1, ["QT2", "QT4"])] == ["qt2-0000", "qt4-0000"]
     assert [i.id for i in select(instances, types=["QT1"])] == ["qt1-0000", "qt1-0001"]
@@ -236,7 +236,7 @@ def test_report_and_compare_write_tables_and_charts(
     assert "| QT3 | 2 | 100.0% |" in table
     assert "| **overall** | 10 | 100.0% |" in table
     compared = compare_markdown([teacher, noop])
-    assert "| results | policy | QT1 | QT2 | QT3 | QT4 | QT5 | overall |" in compared
+    assert "| results | policy | QT1 | QT2 | QT3 | QT4 | QT5 | QS | QI | overall |" in compared
     assert (
         "| teacher | `teacher` | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in compared
     )

@@ -521,3 +521,51 @@ def test_typical_condition_is_fast(home: Home, record_property: Callable[[str, A
     seconds = timeit.timeit(lambda: condition.holds(home), number=runs)
     record_property("evaluations_per_second", round(runs / seconds))
     assert condition.holds(home)
+
+
+# --- reply checks ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reply", "expected"),
+    [
+        ('says(num("sensor.study_pm25"))', "It's 12.5 µg/m³.", True),
+        ('says(state("sensor.study_pm25"))', "Es sind 12,5 µg/m³.", True),  # a text state's number
+        (
+            'says(state("sensor.study_pm25"))',
+            "About 12 or 13.",
+            True,
+        ),  # "12" within 12.5's rounding
+        ('says(state("sensor.study_pm25"))', "It reads 14.", False),
+        ('says(state("sensor.study_pm25"))', "It reads 112.5.", False),  # a number, whole
+        ('says(state("sensor.study_humidity"))', "Humidity: 45 %", True),
+        ('says(state("sensor.study_humidity"))', "No idea.", False),
+        ('says(attr("switch.desk", "label"))', "The desk shows LAMP mode.", True),
+        ('says(attr("switch.desk", "label"))', "A lampshade.", False),  # words, whole
+        ('says("heat_cool")', "It is set to heat cool.", True),
+        ('says(state("switch.desk") == "on")', "Yes, the desk is on.", True),
+        ('says(state("switch.desk") == "on")', "No, it isn't.", False),
+        ('says(state("switch.desk") == "off")', "No, the desk switch is on.", True),
+        ('says(state("switch.desk") == "off")', "Sorry, I can't find that.", True),
+        ("says(False)", "There is nothing like that here.", True),
+        ("says(False)", "Done, I turned it on.", False),
+        ("says(True)", "", False),  # a reply with no words says nothing
+        ('says(attr("switch.desk", "nothing"))', "None.", False),  # a missing value is never said
+    ],
+)
+def test_a_reply_check_reads_the_agents_reply(
+    home: Home, text: str, reply: str, expected: bool
+) -> None:
+    """says(x): a number within the rounding of the digits written (a comma as the decimal
+    point too), a text as whole words, a test's True as a reply without a negation and its
+    False as one with."""
+    condition = compile_condition(text)
+    assert condition.reads_reply
+    assert condition.holds(home, reply=reply) is expected
+
+
+def test_a_reply_check_fails_before_any_reply_and_others_read_no_reply(home: Home) -> None:
+    assert not compile_condition('says(state("switch.desk") == "on")').holds(home)
+    assert not compile_condition('state("switch.desk") == "on"').reads_reply
+    assert "says(" in refused("says()")
+    assert "1 argument" in refused("says(1, 2)")

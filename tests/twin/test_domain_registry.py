@@ -146,6 +146,7 @@ def test_the_descriptor_holds_every_kind_of_domain_knowledge() -> None:
         "carrying",
         "contents",
         "spoken",
+        "asked",
         "color",
     ]
 

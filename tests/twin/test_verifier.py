@@ -223,3 +223,22 @@ def test_rewards_add_up_to_the_progress_made(goals: list[str], toggles: list[str
     assert total == pytest.approx(len(on & set(goals)) / len(goals))
     assert report.done == (set(goals) <= on)
     assert set(report.collateral) == on - set(goals)
+
+
+def test_a_reply_check_holds_from_the_agents_reply_on_and_what_it_reads_stays_collateral(
+    home: Home,
+) -> None:
+    """says() reads the latest reply the verifier is given; the entity a reply check reads is
+    no goal of the task, so changing it is collateral (a question is not an order)."""
+    verifier = Verifier(home, ['says(num("sensor.study_temperature"))'])
+    assert not verifier.step(home).done
+    report = verifier.step(home, "It's 21 degrees in the study.")
+    assert report.done
+    assert report.reward == 1.0
+    assert verifier.step(home).done  # the reply stands until the next one
+    assert not verifier.step(home, "I don't know.").done
+    asked = Verifier(home, ['says(state("switch.hall_light") == "off")'])
+    call(home, "turn_on", "switch.hall_light")
+    report = asked.step(home, "No, the hall light is on.")
+    assert report.done
+    assert report.collateral == ("switch.hall_light",)

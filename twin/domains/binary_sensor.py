@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .descriptor import Domain
+from .descriptor import Asked, Domain
 from .rules import ON_OFF, EntityRules
 
 DOMAIN = Domain(
@@ -10,5 +10,7 @@ DOMAIN = Domain(
     {},
     rules=EntityRules(states=ON_OFF),
     key_attributes=("device_class",),
+    # "Is the front door open?": Home Assistant's bs_open_states, of opening sensors only.
+    asked=Asked(("on", "off"), frozenset({"door", "window", "garage_door", "opening"})),
     color="#ced4da",
 )

@@ -21,6 +21,7 @@ from ..state import State
 from ..validation import Numeric, string
 from .descriptor import (
     ON_OFF_SPOKEN,
+    Asked,
     CapabilityRange,
     Carrying,
     Domain,
@@ -518,5 +519,9 @@ DOMAIN = Domain.of(
         **ON_OFF_SPOKEN,
         "set_temperature": (Spoken("HassClimateSetTemperature", {"temperature": "temperature"}),),
     },
+    asked=Asked(
+        nouns=("thermostat", "heater", "heating", "radiator", "ac"),
+        request=("set_temperature", {"temperature": 21}),
+    ),
     color="#e76f51",
 )

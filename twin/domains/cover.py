@@ -22,6 +22,7 @@ from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, string
 from .descriptor import (
+    Asked,
     Carrying,
     Domain,
     FieldNotes,
@@ -277,5 +278,10 @@ DOMAIN = Domain.of(
         "close_cover": (Spoken("HassTurnOff"),),
         "set_cover_position": (Spoken("HassSetPosition", {"position": "position"}),),
     },
+    asked=Asked(
+        ("open", "closed"),
+        nouns=("blind", "blinds", "shade", "shades", "curtain", "curtains", "shutter", "shutters"),
+        request=("open_cover", {}),
+    ),
     color="#6a994e",
 )

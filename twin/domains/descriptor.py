@@ -100,6 +100,20 @@ class Spoken:
 
 
 @dataclass(frozen=True, slots=True)
+class Asked:
+    """How users ask about a domain's devices: the `states` a yes/no question names (the steady
+    values of Home Assistant's state list for the domain: "is the blind open?"), of devices of
+    `device_classes` only where given; the `nouns` that name such a device (a room with a
+    device so named has one, whatever its domain); and the service call (`request`: service,
+    data) a user asks of one, for a request a room without one cannot carry out."""
+
+    states: tuple[str, ...] = ()
+    device_classes: frozenset[str] | None = None
+    nouns: tuple[str, ...] = ()
+    request: tuple[str, Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Domain:
     """An entity domain: its services and feature flags (named as in Home Assistant), and what
     the project reads of it (see the module's docstring).
@@ -110,7 +124,8 @@ class Domain:
     `contents` names the memory (`hidden`) key of what an entity holds that Home Assistant gives
     only through a response (a to-do list's items): the manual shows it, and goal conditions read
     it with `item(id, name)`. `spoken` are the Assist intents a user says to ask for a service,
-    as Home Assistant's intent handlers map them (HassTurnOn opens a cover, locks a lock).
+    as Home Assistant's intent handlers map them (HassTurnOn opens a cover, locks a lock);
+    `asked` how users ask about its devices (status questions, requests for a missing one).
     """
 
     name: str
@@ -125,6 +140,7 @@ class Domain:
     carrying: Carrying = field(default_factory=Carrying)
     contents: str | None = None
     spoken: Mapping[str, tuple[Spoken, ...]] = field(default_factory=dict)
+    asked: Asked = field(default_factory=Asked)
     color: str = "black"
 
     def __post_init__(self) -> None:
@@ -202,6 +218,7 @@ def shows_closed(entity: EntityDraft) -> None:
 
 # The outcomes of the on/off services most domains have, and the intents that ask for them.
 ON_OFF_OUTCOMES: Mapping[str, str] = {"turn_on": '== "on"', "turn_off": '== "off"'}
+ON_OFF_ASKED = Asked(("on", "off"))
 ON_OFF_SPOKEN: Mapping[str, tuple[Spoken, ...]] = {
     "turn_on": (Spoken("HassTurnOn"),),
     "turn_off": (Spoken("HassTurnOff"),),

@@ -17,6 +17,7 @@ from ..service import EntityDraft, Service, schema
 from ..validation import Numeric, boolean, shown, string
 from .descriptor import (
     ON_OFF_OUTCOMES,
+    Asked,
     CapabilityRange,
     Carrying,
     Domain,
@@ -363,5 +364,6 @@ DOMAIN = Domain.of(
         "turn_off": (Spoken("HassTurnOff"),),
         "set_percentage": (Spoken("HassFanSetSpeed", {"percentage": "percentage"}),),
     },
+    asked=Asked(("on", "off"), nouns=("fan", "ventilator", "extractor"), request=("turn_on", {})),
     color="#4ea8de",
 )

@@ -26,6 +26,7 @@ from ..state import State
 from ..validation import Numeric, shown, string
 from .descriptor import (
     ON_OFF_OUTCOMES,
+    Asked,
     CapabilityRange,
     Carrying,
     Domain,
@@ -642,5 +643,10 @@ DOMAIN = Domain.of(
         ),
         "turn_off": (Spoken("HassTurnOff"),),
     },
+    asked=Asked(
+        ("on", "off"),
+        nouns=("light", "lamp", "chandelier", "sconce", "strip", "lights"),
+        request=("turn_on", {}),
+    ),
     color="#f2c14e",
 )

@@ -21,7 +21,14 @@ import voluptuous as vol
 from ..errors import ServiceValidationError
 from ..service import EntityDraft, Service, schema
 from ..validation import string
-from .descriptor import Carrying, Domain, FieldNotes, Spoken, flag_state
+from .descriptor import (
+    Asked,
+    Carrying,
+    Domain,
+    FieldNotes,
+    Spoken,
+    flag_state,
+)
 from .rules import EntityRules, optional, pattern
 
 OPEN = 1
@@ -113,5 +120,6 @@ DOMAIN = Domain.of(
     # Home Assistant writes code_format in the state only; the twin keeps it with the entity.
     carrying=Carrying(capabilities=frozenset({ATTR_CODE_FORMAT}), arguments=from_arguments),
     spoken={"lock": (Spoken("HassTurnOn"),), "unlock": (Spoken("HassTurnOff"),)},
+    asked=Asked(("locked", "unlocked")),
     color="#343a40",
 )

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..service import EntityDraft, Service
-from .descriptor import ON_OFF_OUTCOMES, ON_OFF_SPOKEN, Carrying, Domain, toggle_state
+from .descriptor import (
+    ON_OFF_ASKED,
+    ON_OFF_OUTCOMES,
+    ON_OFF_SPOKEN,
+    Carrying,
+    Domain,
+    toggle_state,
+)
 from .rules import ON_OFF, EntityRules
 
 
@@ -36,5 +43,6 @@ DOMAIN = Domain.of(
     state_outcomes=ON_OFF_OUTCOMES,
     carrying=Carrying(arguments=toggle_state),
     spoken=ON_OFF_SPOKEN,
+    asked=ON_OFF_ASKED,
     color="#8d99ae",
 )

@@ -21,7 +21,14 @@ import voluptuous as vol
 
 from ..service import EntityDraft, Service, schema
 from ..validation import Numeric
-from .descriptor import Carrying, Domain, Spoken, flag_state, shows_closed
+from .descriptor import (
+    Asked,
+    Carrying,
+    Domain,
+    Spoken,
+    flag_state,
+    shows_closed,
+)
 from .rules import PERCENT, EntityRules, flag, optional
 
 OPEN = 1
@@ -167,5 +174,6 @@ DOMAIN = Domain.of(
         "close_valve": (Spoken("HassTurnOff"),),
         "set_valve_position": (Spoken("HassSetPosition", {"position": "position"}),),
     },
+    asked=Asked(("open", "closed")),
     color="#2a9d8f",
 )

@@ -1,5 +1,6 @@
 """Blueprints (paper B.1.2): a profile, a home in its initial state, scenes of the user's life in
-it, and the user's request with its ground truth (a Task of atomic intents and their conditions).
+it, and the user's request with its ground truth (a Task of atomic intents and their conditions,
+or for a status question or an impossible request what the reply must state: questions.py).
 
 `make_blueprint(seed)` drafts one candidate with the offline scripter (scripter.py), checks it
 against the home with the triple filter (filters.py: executability, boundary validity, logical
@@ -12,6 +13,7 @@ from .filters import FILTERS, profile_conflicts, triple_filter
 from .model import (
     CLARITIES,
     PHENOMENA,
+    REQUESTS,
     TONES,
     Blueprint,
     BlueprintError,
@@ -28,6 +30,7 @@ __all__ = [
     "CLARITIES",
     "FILTERS",
     "PHENOMENA",
+    "REQUESTS",
     "TONES",
     "VALUE_WORDS",
     "Blueprint",

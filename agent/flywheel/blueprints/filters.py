@@ -1,7 +1,8 @@
 """The triple filter, which checks every candidate against the home itself:
 
-1. executability: each intent compiles (agent.task.Intent), its conditions name entities the home
-   has, and its service and fields are in the entity's manual (twin.manual.describe);
+1. executability: each intent (agent.task.Intent) and answer (a question's) compiles, its
+   conditions name entities the home has, and its service and fields are in the entity's
+   manual (twin.manual.describe);
 2. boundary validity: each value is within the manual's min/max and options;
 3. logical consistency: the values agree with the profile, no intent is already done at the
    start, and the ground truth works jointly (Task.check on a copy).
@@ -19,7 +20,7 @@ from twin.errors import TwinError
 from twin.home import Home
 from twin.manual import describe
 
-from ...task import Intent, Task, TaskError
+from ...task import Answer, Intent, Task, TaskError
 from ..profiles import Profile
 from .model import Candidate, Rejected
 
@@ -53,8 +54,16 @@ def triple_filter(seed: int, home: Home, profile: Profile, candidate: Candidate)
             if problem:
                 return reject("boundary", "range", f"{intent.entity_id} {key}={value!r}: {problem}")
         intents.append(intent)
+    answers = []
+    for raw in candidate.answers:
+        try:
+            answer = Answer(**raw)
+            compile_condition(answer.condition).validate(home)
+        except (TaskError, TwinError, TypeError) as err:
+            return reject("executability", "compile", str(err))
+        answers.append(answer)
     try:
-        task = Task(candidate.turns, tuple(intents), candidate.followups)
+        task = Task(candidate.turns, tuple(intents), candidate.followups, tuple(answers))
     except TaskError as err:
         return reject("consistency", "task", str(err))
     goals = [intents[i] for i in task.goals()]  # a value taken back is neither wrong nor done
@@ -65,7 +74,7 @@ def triple_filter(seed: int, home: Home, profile: Profile, candidate: Candidate)
     for intent in goals:
         if intent.applies(home) and compile_condition(intent.condition).holds(home, start):
             return reject("consistency", "already_true", f"{intent.condition} holds at the start")
-    if not any(intent.applies(home) for intent in goals):
+    if intents and not any(intent.applies(home) for intent in goals):
         return reject("consistency", "already_true", "no intent applies at the start")
     try:
         task.check(home)

@@ -18,6 +18,7 @@ from ..profiles import Profile
 
 CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
 TONES = ("plain", "polite", "terse", "chatty")
+REQUESTS = ("command", "question", "impossible")
 PHENOMENA = ("coreference", "topic_switch", "backtracking")
 
 
@@ -35,11 +36,14 @@ class QueryType:
     tone: str
     phenomenon: str | None = None
     memory: bool = False
+    request: str = "command"  # or "question" (a status question), "impossible" (REQUESTS)
 
     @property
     def label(self) -> str:
-        """The paper's label, e.g. 'missing_slot+polite+dependent+multiple_devices'."""
+        """The paper's label, e.g. 'missing_slot+polite+dependent+multiple_devices', with the
+        request kind first when it is no command ('question+clear+plain+...')."""
         parts = [self.clarity, self.tone, self.dependency, f"{self.devices}_device"]
+        parts = ([self.request] if self.request != "command" else []) + parts
         parts[-1] += "s" if self.devices == "multiple" else ""
         parts += [self.phenomenon] if self.phenomenon else []
         return "+".join(parts + (["memory"] if self.memory else []))
@@ -112,8 +116,10 @@ class Rejected:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """What the scripter proposes, before filtering: intents as plain data, the turns (the
-    request and the answers) and the follow-ups (QT4)."""
+    request and the answers), the follow-ups (QT4) and what the reply must state (a question's
+    or an impossible request's agent.task.Answer fields)."""
 
     turns: tuple[str, ...]
     intents: tuple[Mapping[str, Any], ...]
     followups: tuple[str, ...] = ()
+    answers: tuple[Mapping[str, Any], ...] = ()

@@ -30,7 +30,8 @@ from twin.weather import Weather, city
 from ...errors import AgentError
 from .. import localise, sentences
 from ..profiles import Profile, make_profile
-from .model import CLARITIES, TONES, Candidate, QueryType, Rejected
+from . import questions
+from .model import CLARITIES, REQUESTS, TONES, Candidate, QueryType, Rejected
 from .split import check_split
 
 HOME_TYPES = ("studio", "apartment", "house", "duplex", "villa")
@@ -97,6 +98,9 @@ FEELINGS: Mapping[str, str] = {
 }
 Paraphrase = Callable[[str], str]
 REASONS = 0.45  # how often a request says why
+QUESTIONS = 0.12  # how often an English request is a status question
+IMPOSSIBLE = 0.06  # ... asks for a kind of device the room does not have
+ASKING = re.compile(r"(is|are|what|what's|how|how's|do|does|which|who|where|can)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +283,11 @@ class _Scripter:
         """The candidate, its query type, its scenes, and whether it uses the user's memory."""
         if self.code != "en":
             return self._abroad(error_rate)
-        rng, needs = self.rng, self.needs()
+        rng = self.rng
+        kind = rng.choices(REQUESTS, (1 - QUESTIONS - IMPOSSIBLE, QUESTIONS, IMPOSSIBLE))[0]
+        if kind != "command" and (asked := self._asked(kind)) is not None:
+            return asked
+        needs = self.needs()
         if not needs:
             raise _NoNeed("nothing in the home goes against the profile")
         first = _balanced(rng, needs)
@@ -331,6 +339,26 @@ class _Scripter:
         rooms = dict.fromkeys(n.room for n in chosen)
         scenes = tuple(self._scene(r, [n.need for n in chosen if n.room == r]) for r in rooms)
         return Candidate(turns, tuple(intents), followups), qtype, scenes, qtype.memory
+
+    def _asked(self, kind: str) -> tuple[Candidate, QueryType, tuple[str, ...], bool] | None:
+        """A status question or an impossible request (agent.flywheel.blueprints.questions) in
+        the tone's words; None when the home allows none."""
+        rng, code = self.rng, self.code
+        maker = questions.question if kind == "question" else questions.impossible
+        asked = maker(rng, self.home, code)
+        if asked is None:
+            return None
+        tone = rng.choice(TONES)
+        said = asked.text.rstrip("?")
+        if kind == "question":
+            template = str(rng.choice(self.phrases["question_tones"][tone]))
+            mark = "?" if ASKING.match(said) else "."
+            text = template.format(q=_lower(said), Q=_cap(said), m=mark)
+        else:
+            text = self._tone(_lower(said), tone)
+        qtype = QueryType("clear", "independent", "single", tone, request=kind)
+        # No scene: it tells the agent the room's states, which would answer for it.
+        return Candidate((text,), (), answers=(asked.answer,)), qtype, (), False
 
     def _abroad(self, error_rate: float) -> tuple[Candidate, QueryType, tuple[str, ...], bool]:
         """A candidate in another language than English: atomic or compositional requests,

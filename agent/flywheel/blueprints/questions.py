@@ -1,0 +1,143 @@
+"""Requests the home answers rather than carries out: status questions ("is the garage door
+open?", "what's the temperature in the kitchen?") and requests for a device the room does not
+have ("turn on the bathroom fan" with no fan there), said in Home Assistant's own sentence
+templates (HassGetState, HassClimateGetTemperature, the commands' own; agent.flywheel.sentences)
+with the home's names. Each comes with its agent.task.Answer's fields: what the reply must state.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from twin.domains import DOMAINS, domain_of
+from twin.home import Home
+
+from .. import sentences
+
+# The domains a user asks a device of that a room may lack (twin.domains' `asked.request`).
+REQUESTED = tuple(sorted(name for name, domain in DOMAINS.items() if domain.asked.request))
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What the user says, and the agent.task.Answer's fields."""
+
+    text: str
+    answer: dict[str, Any]
+
+
+def question(rng: random.Random, home: Home, code: str = "en") -> Said | None:
+    """A status question about a device the home names once (a yes/no on its state, or its
+    value): yes/no and value questions equally likely, and within each every kind of device
+    (domain and device class: not mostly batteries); None when no template says one."""
+    language = sentences.language(code)
+    options: dict[tuple[str, str, str], list[tuple[str, str, dict[str, Any], dict[str, Any]]]]
+    options = {}
+    for option in _questions(rng, home, code):
+        entity_id = option[3]["entity_id"]
+        device_class = str(home.states[entity_id].attributes.get("device_class"))
+        kind = "yes_no" if "expected" in option[3] else "status"
+        options.setdefault((kind, option[1], device_class), []).append(option)
+    groups = sorted(options)
+    rng.shuffle(groups)
+    groups.sort(key=lambda group: group[0] != rng.choice(("yes_no", "status")))
+    for group in groups[: sentences.TRIES]:
+        intent, domain, slots, answer = rng.choice(options[group])
+        said = language.say(rng, intent, domain, slots)
+        if said is not None:
+            return Said(said, answer)
+    return None
+
+
+def _questions(
+    rng: random.Random, home: Home, code: str
+) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(intent, domain, slots, answer) for each question the home's devices allow."""
+    names = _unique_names(home, code)
+    climates: dict[str | None, list[str]] = {}
+    for entity_id, name in names.items():
+        domain, state = entity_id.partition(".")[0], home.states[entity_id]
+        attributes, asked = state.attributes, domain_of(domain).asked
+        classes = asked.device_classes
+        if classes is not None and attributes.get("device_class") not in classes:
+            continue
+        if state.state in asked.states:
+            expected = rng.choice(asked.states)
+            slots = {"name": name, "state": expected}
+            yield "HassGetState", domain, slots, {"entity_id": entity_id, "expected": expected}
+        elif domain == "sensor" and _number(state.state) and attributes.get("unit_of_measurement"):
+            yield "HassGetState", domain, {"name": name}, {"entity_id": entity_id}
+        elif domain == "climate" and _number(attributes.get("current_temperature")):
+            answer = {"entity_id": entity_id, "attribute": "current_temperature"}
+            yield "HassClimateGetTemperature", domain, {"name": name}, answer
+            climates.setdefault(home.area_of(entity_id), []).append(entity_id)
+    for area_id, found in climates.items():
+        if area_id is not None and area_id in home.areas and len(found) == 1:
+            area = sentences.spoken_name(home.areas[area_id].name, code)
+            answer = {"entity_id": found[0], "attribute": "current_temperature"}
+            yield "HassClimateGetTemperature", "climate", {"area": area}, answer
+
+
+def impossible(rng: random.Random, home: Home, code: str = "en") -> Said | None:
+    """A request for a kind of device a room lacks (none of its domain there, none named so),
+    said by the room ("turn on the fan in the bathroom"); None when every room has them all."""
+    language = sentences.language(code)
+    lacking: dict[str, list[str]] = {}
+    for area_id, area in sorted(home.areas.items()):
+        if not area.outdoor and _holds_any(home, area_id):
+            for domain in REQUESTED:
+                if not _has(home, area_id, domain):
+                    lacking.setdefault(domain, []).append(area_id)
+    domains = sorted(lacking)
+    rng.shuffle(domains)  # each kind of device as likely as another
+    for domain in domains:
+        service, data = DOMAINS[domain].asked.request or ("", {})
+        call = sentences.spoken(domain, service, dict(data))
+        area_id = rng.choice(lacking[domain])
+        if call is None:
+            continue
+        room = sentences.spoken_name(home.areas[area_id].name, code)
+        said = language.say(rng, call[0], domain, {"area": room, **call[1]})
+        if said is not None:
+            return Said(said, {"absent": {"area": area_id, "domain": domain}})
+    return None
+
+
+def _unique_names(home: Home, code: str) -> dict[str, str]:
+    """The entities whose spoken name no other entity shares, by id (a question about a name
+    two devices have would need a question back)."""
+    named = {
+        entity_id: sentences.spoken_name(entry.name, code)
+        for entity_id, entry in sorted(home.entities.items())
+        if entry.name and entity_id in home.states
+    }
+    counts: dict[str, int] = {}
+    for name in named.values():
+        counts[name.casefold()] = counts.get(name.casefold(), 0) + 1
+    return {entity_id: name for entity_id, name in named.items() if counts[name.casefold()] == 1}
+
+
+def _holds_any(home: Home, area_id: str) -> bool:
+    return any(home.area_of(entity_id) == area_id for entity_id in home.entities)
+
+
+def _has(home: Home, area_id: str, domain: str) -> bool:
+    """Whether the room has a device of `domain`, or one whose name says it is one."""
+    words = DOMAINS[domain].asked.nouns
+    for entity_id, entry in home.entities.items():
+        if home.area_of(entity_id) != area_id:
+            continue
+        name = (entry.name or "").casefold().split()
+        if entity_id.partition(".")[0] == domain or any(word in name for word in words):
+            return True
+    return False
+
+
+def _number(value: Any) -> bool:
+    try:
+        return value is not None and not isinstance(value, bool) and float(value) == float(value)
+    except (TypeError, ValueError):
+        return False
