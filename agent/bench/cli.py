@@ -13,6 +13,7 @@ from . import instances as bench_instances
 from .commands import compare, report, run
 from .instances import (
     FROZEN,
+    HELD_OUT_SIZE,
     NAME,
     SIZE,
     TASK_TYPES,
@@ -50,17 +51,26 @@ def bench() -> None:
     type=click.IntRange(min=1),
     default=SIZE,
     show_default=True,
-    help=f"Instances of {VERSION}; another count is another benchmark.",
+    help=f"In-distribution instances of {VERSION}; another count is another benchmark.",
 )
-def generate(version: str, output: Path | None, count: int) -> None:
+@click.option(
+    "--held-out",
+    type=click.IntRange(min=0),
+    default=HELD_OUT_SIZE,
+    show_default=True,
+    help=f"Out-of-distribution instances of {VERSION} (split 'ood'): held-out sentence "
+    "templates, phrases, names and languages, which the flywheel never draws.",
+)
+def generate(version: str, output: Path | None, count: int, held_out: int) -> None:
     """Write the benchmark's instances (the same every time) into OUTPUT: instances.jsonl
     (and .parquet), manifest.json and a card, README.md. Each instance was checked to need
     what its task type says and to be solved by the scripted teacher."""
     output = output or Path(NAME.format(version=version))
     if version in FROZEN:
-        if count != SIZE:
+        if count != SIZE or held_out != HELD_OUT_SIZE:
             raise click.UsageError(
-                f"{version} is frozen at {SIZE:,} instances; --count is for {VERSION}"
+                f"{version} is frozen at {SIZE:,} instances; --count and --held-out are for "
+                f"{VERSION}"
             )
         try:
             files = write_frozen(output, version)
@@ -69,26 +79,30 @@ def generate(version: str, output: Path | None, count: int) -> None:
         Console().print(f"wrote SmartHome-Bench {version}: {', '.join(str(f) for f in files)}")
         return
     with Progress() as bar:
-        task = bar.add_task("instances", total=count)
+        task = bar.add_task("instances", total=count + held_out)
 
         def advance(_: BenchInstance) -> None:
             bar.advance(task)
 
         try:
-            made = bench_instances.generate(count, on_instance=advance)
+            made = bench_instances.generate(count, held_out=held_out, on_instance=advance)
         except BenchError as err:
             raise click.ClickException(str(err)) from err
     files = write_bench(output, made)
     table = Table(title=f"{len(made.instances)} instances in {made.seconds:.1f} s")
     table.add_column("task type")
-    table.add_column("instances", justify="right")
-    counts = made.counts()
+    table.add_column("in distribution", justify="right")
+    table.add_column("out of distribution", justify="right")
+    counts, held = made.counts(), made.counts("ood")
     for kind in TASK_TYPES:
-        table.add_row(kind, str(counts[kind]))
+        table.add_row(kind, str(counts[kind]), str(held[kind]))
     dropped = ", ".join(f"{n} {why}" for why, n in made.dropped.items())
     console = Console()
     console.print(table)
-    console.print(f"{made.walked} seeds walked from {made.first}; dropped: {dropped}")
+    console.print(
+        f"{made.walked} seeds walked from {made.first}, {made.held_out_walked} from "
+        f"{made.held_out_first}; dropped: {dropped}"
+    )
     console.print(f"wrote {', '.join(str(f) for f in files)}")
 
 

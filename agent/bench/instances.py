@@ -21,6 +21,12 @@ The walk goes through the bench seeds in order and keeps a blueprint when its ty
 full, its task needs what the type says (`unmet`) and the scripted teacher solves it in a real
 episode with the scripted user; the counts are split evenly over the types (`targets`). The same
 count and first seed give the same instances.
+
+From v2 on a second walk, from HELD_OUT_FIRST further on, makes the out-of-distribution split
+(ids "ood-qt1-0000"...): its blueprints draw the held-out share (agent.flywheel.sentences'
+held-out templates, the phrase bank's held-out phrases, localise's held-out names: other English
+names, and languages the flywheel never speaks), which no training blueprint draws, so that its
+results say how the agent does on words and homes it was not trained on.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from ..backends import Backend
 from ..backends.twin import TwinBackend
 from ..episode import EpisodeLimits, Trajectory, View, run_episode
 from ..errors import AgentError
-from ..flywheel import datasets, profiles
+from ..flywheel import datasets, localise, profiles
 from ..flywheel.blueprints import (
     BENCH_SEEDS,
     VALUE_WORDS,
@@ -56,6 +62,7 @@ from ..flywheel.blueprints import (
     check_split,
     make_blueprint,
 )
+from ..flywheel.sentences import Share
 from ..flywheel.user import ScriptedUser, UserSimulator
 from ..policies import Policy
 from ..policies.teacher import TeacherPolicy
@@ -71,6 +78,11 @@ VERSION = "v2"
 VERSIONS = (*FROZEN, VERSION)
 NAME = "smarthome-bench-{version}"
 SIZE = 1678
+HELD_OUT_SIZE = 420  # the out-of-distribution split's instances (v2 on), 60 per task type
+HELD_OUT_FIRST = 2**39  # its walk starts this far past the in-distribution walk's first seed
+LANGUAGE_EVERY = 4  # one held-out seed in four speaks a held-out language (localise's)
+HELD_OUT_PREFIX = "ood-"  # the out-of-distribution split's ids: "ood-qt1-0000"
+SPLITS = {"id": "ID", "ood": "OOD"}  # the splits, and their columns in results
 TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5", "QS", "QI")
 REQUEST_TYPES = {"question": "QS", "impossible": "QI"}  # by QueryType.request
 ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter works as in training
@@ -98,6 +110,12 @@ class BenchInstance:
             raise BenchError(f"{self.id}: {err}") from err
 
     @property
+    def split(self) -> str:
+        """ "ood" for the out-of-distribution split (held-out templates, phrases, names and
+        languages), else "id"."""
+        return "ood" if self.blueprint.share == "held_out" else "id"
+
+    @property
     def scene(self) -> str | None:
         """The prompt's scene: what is going on in every room the request touches."""
         return " ".join(self.blueprint.scenes) or None
@@ -107,6 +125,7 @@ class BenchInstance:
         return {
             "id": self.id,
             "task_type": self.task_type,
+            "split": self.split,
             **datasets.blueprint_columns(self.blueprint),
             "blueprint": self.blueprint.to_json(),
         }
@@ -283,29 +302,36 @@ class _Outcome:
 
 @dataclass
 class BenchGeneration:
-    """The instances of a walk over the bench seeds, and what it dropped and why."""
+    """The instances of the walks over the bench seeds (in distribution from `first`, the
+    held-out split's from `held_out_first`), and what they dropped and why."""
 
     instances: list[BenchInstance]
     first: int
     walked: int = 0
+    held_out_first: int = 0
+    held_out_walked: int = 0
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROPS, 0))
     seconds: float = 0.0
 
-    def counts(self) -> dict[str, int]:
-        """Instances per task type."""
-        found = Counter(instance.task_type for instance in self.instances)
+    def counts(self, split: str = "id") -> dict[str, int]:
+        """Instances of the split ("id" or "ood") per task type."""
+        found = Counter(i.task_type for i in self.instances if i.split == split)
         return {kind: found[kind] for kind in TASK_TYPES}
 
 
 def generate(
     count: int = SIZE,
     *,
+    held_out: int = 0,
     first: int = BENCH_SEEDS.start,
     on_instance: Callable[[BenchInstance], None] | None = None,
 ) -> BenchGeneration:
-    """Walk the bench seeds from `first` until every task type has its share of `count`."""
-    check_split(first, bench=True)
-    return asyncio.run(_walk(targets(count), first, on_instance))
+    """Walk the bench seeds from `first` until every task type has its share of `count`; then,
+    for `held_out` instances of the out-of-distribution split, from HELD_OUT_FIRST further on
+    with the held-out share (templates, phrases, names; a held-out language in one seed of
+    LANGUAGE_EVERY)."""
+    check_split(first, first + HELD_OUT_FIRST, bench=True)
+    return asyncio.run(_generate(count, held_out, first, on_instance))
 
 
 def generate_bench(count: int = SIZE, *, first: int = BENCH_SEEDS.start) -> list[BenchInstance]:
@@ -313,19 +339,42 @@ def generate_bench(count: int = SIZE, *, first: int = BENCH_SEEDS.start) -> list
     return generate(count, first=first).instances
 
 
+async def _generate(
+    count: int, held_out: int, first: int, on_instance: Callable[[BenchInstance], None] | None
+) -> BenchGeneration:
+    started = time.perf_counter()
+    out = BenchGeneration([], first, held_out_first=first + HELD_OUT_FIRST)
+    out.instances, out.walked = await _walk(targets(count), first, "flywheel", out, on_instance)
+    if held_out:
+        ood, out.held_out_walked = await _walk(
+            targets(held_out), out.held_out_first, "held_out", out, on_instance
+        )
+        out.instances += ood
+    out.seconds = time.perf_counter() - started
+    return out
+
+
 async def _walk(
     wanted: Mapping[str, int],
     first: int,
+    share: Share,
+    out: BenchGeneration,
     on_instance: Callable[[BenchInstance], None] | None,
-) -> BenchGeneration:
-    started = time.perf_counter()
-    out = BenchGeneration([], first)
+) -> tuple[list[BenchInstance], int]:
+    """The instances of one walk (ordered by type) and the seeds walked; drops counted in
+    `out`."""
     found: dict[str, list[BenchInstance]] = {kind: [] for kind in TASK_TYPES}
+    prefix = HELD_OUT_PREFIX if share == "held_out" else ""
+    languages = localise.held_out_languages() if share == "held_out" else ()
     seed = first
     while any(len(found[kind]) < n for kind, n in wanted.items()):
         if seed not in BENCH_SEEDS:
             raise BenchError(f"ran out of bench seeds at {seed}")
-        blueprint = make_blueprint(seed, error_rate=ERROR_RATE, bench=True)
+        spoken = languages[seed // LANGUAGE_EVERY % len(languages)] if languages else "en"
+        language = spoken if seed % LANGUAGE_EVERY == 0 else "en"
+        blueprint = make_blueprint(
+            seed, error_rate=ERROR_RATE, bench=True, language=language, share=share
+        )
         seed += 1
         if not isinstance(blueprint, Blueprint):
             out.dropped["rejected"] += 1
@@ -339,44 +388,45 @@ async def _walk(
         if not solved(await play(blueprint, TeacherPolicy(blueprint.task, blueprint.seed))):
             out.dropped["unsolved"] += 1
             continue
-        instance = BenchInstance(f"{kind.lower()}-{len(found[kind]):04d}", kind, blueprint)
+        number = len(found[kind])
+        instance = BenchInstance(f"{prefix}{kind.lower()}-{number:04d}", kind, blueprint)
         found[kind].append(instance)
         if on_instance is not None:
             on_instance(instance)
-    out.instances = [instance for kind in TASK_TYPES for instance in found[kind]]
-    out.walked = seed - first
-    out.seconds = time.perf_counter() - started
-    return out
+    return [instance for kind in TASK_TYPES for instance in found[kind]], seed - first
 
 
 # --- files ----------------------------------------------------------------------------------------
 
 
-def generator_hash(count: int, first: int) -> str:
+def generator_hash(count: int, first: int, held_out: int = 0) -> str:
     """A hash of what defines the instances: the config and the generating code and data (not
     the commit), so equal hashes mean `generate` gives the same files."""
-    digest = hashlib.sha256(json.dumps(_config(count, first), sort_keys=True).encode())
+    config = _config(count, first, held_out)
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
     flywheel = Path(str(profiles.__file__)).parent
     for path in sorted((flywheel / "blueprints").glob("*.py")):
         digest.update(path.read_bytes())
-    for name in ("profiles.py", "phrases.yaml", "profiles.yaml"):
+    for name in ("profiles.py", "phrases.yaml", "profiles.yaml", "names.yaml", "sentences.py"):
         digest.update((flywheel / name).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _config(count: int, first: int) -> dict[str, Any]:
-    return {"version": VERSION, "count": count, "first": first, "error_rate": ERROR_RATE}
+def _config(count: int, first: int, held_out: int = 0) -> dict[str, Any]:
+    config = {"version": VERSION, "count": count, "first": first, "error_rate": ERROR_RATE}
+    return config | ({"held_out": held_out} if held_out else {})
 
 
 def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
     """The generated version's file set: instances (JSONL, Parquet where pyarrow is), manifest
     and card."""
-    count = len(generation.instances)
+    count = sum(generation.counts().values())
+    held_out = sum(generation.counts("ood").values())
     manifest = {
         "name": "SmartHome-Bench",
-        **_config(count, generation.first),
-        "generator": generator_hash(count, generation.first),
+        **_config(count, generation.first, held_out),
+        "generator": generator_hash(count, generation.first, held_out),
         "counts": generation.counts(),
         "seeds": {
             "first": generation.first,
@@ -386,6 +436,13 @@ def write_bench(directory: Path, generation: BenchGeneration) -> list[Path]:
         },
         "dropped": generation.dropped,
     }
+    if held_out:
+        manifest["held_out_counts"] = generation.counts("ood")
+        manifest["held_out_seeds"] = {
+            "first": generation.held_out_first,
+            "walked": generation.held_out_walked,
+            "languages": ["en", *localise.held_out_languages()],
+        }
     return _write(directory, [instance.row() for instance in generation.instances], manifest)
 
 

@@ -1,7 +1,9 @@
 """A HomeMaker home in another language: its rooms and devices renamed as people there name them
 in Home Assistant (names.yaml: "Wohnzimmer Stehlampe", "Lampadaire salon"), so that a request in
 that language names what the home has. HomeMaker names in English; a blueprint in German is the
-same home (the same seed, entity ids and states) with German names.
+same home (the same seed, entity ids and states) with German names. The held-out share's names
+(other English names, and languages the flywheel never speaks) are SmartHome-Bench's
+out-of-distribution split's alone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import yaml
 
 from twin.home import Home
 
-from .sentences import SentenceError
+from .sentences import SentenceError, Share
 
 _NUMBERED = re.compile(r"^(.*?)(?: (\d+))?$")
 _CHILD = re.compile(r"^(.+)'s Room$")
@@ -36,13 +38,16 @@ class Words:
     devices: dict[str, str]
 
 
-def words(code: str) -> Words:
-    """The names of `code` (one of names.yaml's languages); SentenceError for another."""
+def words(code: str, share: Share = "flywheel") -> Words:
+    """The names of `code` in `share` (names.yaml's languages; its held-out ones, English's
+    other names among them, are the benchmark's alone); SentenceError for another."""
     table = _table()
-    if code not in table["languages"]:
+    held = table["held_out"]
+    if code not in table["languages"] or (code in held) != (share == "held_out"):
+        shared = [c for c in table["languages"] if c not in held]
         raise SentenceError(
-            f"no home names in {code!r}; HomeFlow names homes in en, "
-            f"{', '.join(table['languages'])}"
+            f"no {share} home names in {code!r}; the flywheel names homes in en, "
+            f"{', '.join(shared)}; the benchmark's held-out names are {', '.join(held)}"
         )
     at = table["languages"].index(code)
     return Words(
@@ -57,12 +62,19 @@ def words(code: str) -> Words:
     )
 
 
-def localise(home: Home, code: str) -> Home:
-    """The home with its rooms and devices named in `code` (in place; English: unchanged). A
-    name the table does not know stays as it is."""
-    if code == "en":
+def held_out_languages() -> tuple[str, ...]:
+    """The languages the flywheel never speaks, whose names the benchmark's held-out split has."""
+    return tuple(code for code in _table()["held_out"] if code != "en")
+
+
+def localise(home: Home, code: str, share: Share = "flywheel") -> Home:
+    """The home with its rooms and devices named in `code` (in place; English: unchanged, but
+    in the held-out share, which has other English names). A device the table does not know
+    keeps its name, in its renamed room if the name starts with the room's ("Badezimmer
+    Climate Sensor Humidity")."""
+    if code == "en" and share == "flywheel":
         return home
-    table = words(code)
+    table = words(code, share)
     english = {area_id: area.name for area_id, area in home.areas.items()}
     areas = {a: n for a, name in english.items() if (n := _room(table, name)) is not None}
     entities = {}
@@ -70,13 +82,13 @@ def localise(home: Home, code: str) -> Home:
         area_id = entry.area_id or _device_area(home, entry.device_id)
         area = english.get(area_id or "")
         rest = entry.name[len(area) + 1 :] if area and entry.name.startswith(area + " ") else None
-        device = _numbered(table.devices, rest if rest is not None else entry.name)
+        known = _numbered(table.devices, rest if rest is not None else entry.name)
+        room = areas.get(area_id or "") if rest is not None else None
+        device = known or (rest if room else None)  # a sensor's "Climate Sensor Humidity"
         if device is None:
             continue
-        if rest is not None and area_id in areas:
-            room = (
-                areas[area_id] if code == "de" else areas[area_id][:1].lower() + areas[area_id][1:]
-            )
+        if room:
+            room = room if code in ("de", "en") else room[:1].lower() + room[1:]
             device = table.entity.format(area=room, device=device)
         entities[entity_id] = device[:1].upper() + device[1:]
     home.rename(areas, entities)

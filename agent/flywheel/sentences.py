@@ -71,6 +71,7 @@ LEADING = 0.9  # ... when it opens the sentence (a verb: "turn", "set")
 AFTER_NAME = 0.05  # ... when it follows a name or an area
 FALLOFF = 0.45  # each later alternative is this much less likely than the one before
 Share = Literal["flywheel", "held_out"]
+SHARES: tuple[Share, ...] = ("flywheel", "held_out")
 
 
 class SentenceError(AgentError, ValueError):

@@ -40,7 +40,7 @@ def test_a_localised_home_is_the_same_home_with_names_in_the_language(code: str)
 
 def test_english_is_as_made_and_an_unknown_language_is_refused() -> None:
     assert localise(make_home(3, "house"), "en").areas["living_room"].name == "Living Room"
-    with pytest.raises(SentenceError, match="no home names in 'xx'"):
+    with pytest.raises(SentenceError, match="no flywheel home names in 'xx'"):
         localise(make_home(3, "house"), "xx")
     with pytest.raises(SentenceError):
         make_blueprint(3, language="xx")

@@ -15,6 +15,7 @@ from ...errors import AgentError
 from ...task import Task, TaskError
 from ..localise import localise
 from ..profiles import Profile
+from ..sentences import SHARES, Share
 
 CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
 TONES = ("plain", "polite", "terse", "chatty")
@@ -52,7 +53,9 @@ class QueryType:
 @dataclass(frozen=True)
 class Blueprint:
     """A profile, a home (rebuilt from its seed), scenes, the request's type and ground truth;
-    the user speaks `language`, and the home's names are in it."""
+    the user speaks `language`, and the home's names are in it; `share` "held_out" marks the
+    benchmark's out-of-distribution blueprints, whose templates, phrases and names (and
+    languages) the flywheel never draws."""
 
     seed: int
     profile: Profile
@@ -63,10 +66,11 @@ class Blueprint:
     task: Task
     memory: tuple[str, ...] = ()
     language: str = "en"
+    share: Share = "flywheel"
 
     def home(self) -> Home:
-        """The home in its initial state, named in the blueprint's language."""
-        return localise(make_home(self.home_seed, self.home_type), self.language)
+        """The home in its initial state, named in the blueprint's language (and share)."""
+        return localise(make_home(self.home_seed, self.home_type), self.language, self.share)
 
     def to_json(self) -> str:
         """The blueprint as JSON text."""
@@ -81,6 +85,8 @@ class Blueprint:
             "memory": list(self.memory),
             "language": self.language,
         }
+        if self.share != "flywheel":
+            data["share"] = self.share
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -98,9 +104,16 @@ class Blueprint:
                 task=Task.from_json(json.dumps(raw["task"])),
                 memory=tuple(raw["memory"]),
                 language=raw.get("language", "en"),  # v1's rows have none: English
+                share=_share(raw.get("share", "flywheel")),
             )
         except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
             raise BlueprintError(f"Not a blueprint: {err}") from err
+
+
+def _share(value: Any) -> Share:
+    if value not in SHARES:
+        raise TypeError(f"share is one of {', '.join(SHARES)}, got {value!r}")
+    return value  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

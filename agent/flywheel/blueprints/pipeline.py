@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..sentences import Share
 from .filters import FILTERS, triple_filter
 from .model import Blueprint, Rejected
 from .scripter import Paraphrase, draft
@@ -42,12 +43,18 @@ def make_blueprint(
     paraphrase: Paraphrase | None = None,
     bench: bool = False,
     language: str = "en",
+    share: Share = "flywheel",
 ) -> Blueprint | Rejected:
     """The blueprint of `seed` (the same seed, the same blueprint), or why its candidate was
     refused. `paraphrase`, e.g. an LLM, rewrites the request (not the answers) when given;
-    `bench` and `language` as for `draft`."""
+    `bench`, `language` and `share` as for `draft`."""
     drafted = draft(
-        seed, error_rate=error_rate, paraphrase=paraphrase, bench=bench, language=language
+        seed,
+        error_rate=error_rate,
+        paraphrase=paraphrase,
+        bench=bench,
+        language=language,
+        share=share,
     )
     if isinstance(drafted, Rejected):
         return drafted
@@ -64,6 +71,7 @@ def make_blueprint(
         task,
         drafted.memory,
         drafted.language,
+        drafted.share,
     )
 
 

@@ -16,6 +16,7 @@ from twin.domains import DOMAINS, domain_of
 from twin.home import Home
 
 from .. import sentences
+from ..sentences import Share
 
 # The domains a user asks a device of that a room may lack (twin.domains' `asked.request`).
 REQUESTED = tuple(sorted(name for name, domain in DOMAINS.items() if domain.asked.request))
@@ -29,7 +30,9 @@ class Said:
     answer: dict[str, Any]
 
 
-def question(rng: random.Random, home: Home, code: str = "en") -> Said | None:
+def question(
+    rng: random.Random, home: Home, code: str = "en", share: Share = "flywheel"
+) -> Said | None:
     """A status question about a device the home names once (a yes/no on its state, or its
     value): yes/no and value questions equally likely, and within each every kind of device
     (domain and device class: not mostly batteries); None when no template says one."""
@@ -46,7 +49,7 @@ def question(rng: random.Random, home: Home, code: str = "en") -> Said | None:
     groups.sort(key=lambda group: group[0] != rng.choice(("yes_no", "status")))
     for group in groups[: sentences.TRIES]:
         intent, domain, slots, answer = rng.choice(options[group])
-        said = language.say(rng, intent, domain, slots)
+        said = language.say(rng, intent, domain, slots, share=share)
         if said is not None:
             return Said(said, answer)
     return None
@@ -81,7 +84,9 @@ def _questions(
             yield "HassClimateGetTemperature", "climate", {"area": area}, answer
 
 
-def impossible(rng: random.Random, home: Home, code: str = "en") -> Said | None:
+def impossible(
+    rng: random.Random, home: Home, code: str = "en", share: Share = "flywheel"
+) -> Said | None:
     """A request for a kind of device a room lacks (none of its domain there, none named so),
     said by the room ("turn on the fan in the bathroom"); None when every room has them all."""
     language = sentences.language(code)
@@ -100,7 +105,7 @@ def impossible(rng: random.Random, home: Home, code: str = "en") -> Said | None:
         if call is None:
             continue
         room = sentences.spoken_name(home.areas[area_id].name, code)
-        said = language.say(rng, call[0], domain, {"area": room, **call[1]})
+        said = language.say(rng, call[0], domain, {"area": room, **call[1]}, share=share)
         if said is not None:
             return Said(said, {"absent": {"area": area_id, "domain": domain}})
     return None

@@ -12,6 +12,7 @@ intents, a value against the profile), so that the triple filter has real work.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,9 +31,10 @@ from twin.weather import Weather, city
 from ...errors import AgentError
 from .. import localise, sentences
 from ..profiles import Profile, make_profile
+from ..sentences import Share
 from . import questions
 from .model import CLARITIES, REQUESTS, TONES, Candidate, QueryType, Rejected
-from .split import check_split
+from .split import SplitError, check_split
 
 HOME_TYPES = ("studio", "apartment", "house", "duplex", "villa")
 ERRORS = (
@@ -119,9 +121,17 @@ class _NoNeed(AgentError):
 class _Scripter:
     """Scripts one candidate from a seeded rng, a profile and a home."""
 
-    def __init__(self, rng: random.Random, profile: Profile, home: Home, code: str = "en") -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        profile: Profile,
+        home: Home,
+        code: str = "en",
+        share: Share = "flywheel",
+    ) -> None:
         self.rng, self.profile, self.home, self.code = rng, profile, home, code
-        self.phrases = _phrases()
+        self.share = share
+        self.phrases = _phrases(share)
         self.language = sentences.language(code)
         weather = home.weather
         offset = city(weather.city).utc_offset if isinstance(weather, Weather) else 0.0
@@ -345,7 +355,7 @@ class _Scripter:
         the tone's words; None when the home allows none."""
         rng, code = self.rng, self.code
         maker = questions.question if kind == "question" else questions.impossible
-        asked = maker(rng, self.home, code)
+        asked = maker(rng, self.home, code, self.share)
         if asked is None:
             return None
         tone = rng.choice(TONES)
@@ -381,7 +391,7 @@ class _Scripter:
         chosen = [need for need in chosen if said[id(need)] is not None]
         if not chosen:
             raise _NoNeed(f"no {self.code} template says what the home needs")
-        table = localise.words(self.code)
+        table = localise.words(self.code, self.share)
         parts = [str(said[id(n)]) for n in chosen]
         text = ", ".join(parts[:-1]) + (f" {table.conjunction} " if parts[1:] else "") + parts[-1]
         tone = rng.choice(TONES)
@@ -596,7 +606,8 @@ class _Scripter:
         self.rng.shuffle(ways)
         intent_name, values = call
         for way in ways:
-            said = self.language.say(self.rng, intent_name, domain, {**way, **values})
+            slots = {**way, **values}
+            said = self.language.say(self.rng, intent_name, domain, slots, share=self.share)
             if said is not None:
                 return said
         return None
@@ -873,10 +884,26 @@ def _lower(text: str) -> str:
 
 
 @cache
-def _phrases() -> dict[str, Any]:
+def _phrases(share: Share = "flywheel") -> dict[str, Any]:
+    """The phrase bank, each list of two or more phrases split as the templates are: its
+    phrase of least hash and one in sentences.HELD_OUT besides (never all) are the benchmark's
+    (`held_out`), the rest the flywheel's; a phrase alone in its list is both's."""
     text = files("agent.flywheel").joinpath("phrases.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
-    return data
+    return dict(_shared(yaml.safe_load(text), share == "held_out"))
+
+
+def _shared(node: Any, held: bool) -> Any:
+    if isinstance(node, dict):
+        return {key: _shared(value, held) for key, value in node.items()}
+    if not isinstance(node, list) or len(node) < 2 or not all(isinstance(p, str) for p in node):
+        return node
+    ranked = sorted(node, key=_hashed)
+    kept = {ranked[0], *(p for p in ranked[1:-1] if _hashed(p) % sentences.HELD_OUT == 0)}
+    return [phrase for phrase in node if (phrase in kept) == held]
+
+
+def _hashed(phrase: str) -> int:
+    return int.from_bytes(hashlib.sha256(phrase.encode()).digest()[:4], "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -893,6 +920,7 @@ class Draft:
     scenes: tuple[str, ...]
     memory: tuple[str, ...]
     language: str = "en"
+    share: Share = "flywheel"
 
 
 def draft(
@@ -902,18 +930,22 @@ def draft(
     paraphrase: Paraphrase | None = None,
     bench: bool = False,
     language: str = "en",
+    share: Share = "flywheel",
 ) -> Draft | Rejected:
     """The scripter's candidate for `seed` (the same seed, the same draft), unfiltered, with
     the user speaking `language` (the home named in it); `paraphrase`, e.g. an LLM, rewrites
-    the request (not the answers) when given. SplitError when `seed` is on the other side of
-    the split (`bench`: one of BENCH_SEEDS); SentenceError for a language HomeFlow does not
-    speak."""
+    the request (not the answers) when given. `share` "held_out" (the benchmark's only) draws
+    the held-out templates, phrases and names instead of the flywheel's. SplitError when `seed`
+    is on the other side of the split (`bench`: one of BENCH_SEEDS) or a held-out share is
+    asked for outside the benchmark; SentenceError for a language HomeFlow does not speak."""
     check_split(seed, bench=bench)
+    if share == "held_out" and not bench:
+        raise SplitError("The held-out templates, phrases and names are the benchmark's alone")
     rng = random.Random(f"homeflow-blueprint-{seed}")
     profile = make_profile(seed)
     home_type = rng.choice(HOME_TYPES)
-    home = localise.localise(make_home(seed, home_type), language)
-    scripter = _Scripter(rng, profile, home, language)
+    home = localise.localise(make_home(seed, home_type), language, share)
+    scripter = _Scripter(rng, profile, home, language, share)
     try:
         candidate, qtype, scenes, memory = scripter.candidate(error_rate)
     except _NoNeed as err:
@@ -921,4 +953,6 @@ def draft(
     if paraphrase is not None:
         candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
     lines = tuple(profile.memory()) if memory else ()
-    return Draft(seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines, language)
+    return Draft(
+        seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines, language, share
+    )
