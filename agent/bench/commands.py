@@ -85,7 +85,11 @@ def _chosen(types: list[str], known: Sequence[str]) -> list[str]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A file holding a long-lived access token of an administrator.",
 )
-@click.option("--subset", type=click.IntRange(min=1), help="Only the first N of each task type.")
+@click.option(
+    "--subset",
+    type=click.IntRange(min=1),
+    help="Only the first N of each task type (of each split: in and out of distribution).",
+)
 @click.option(
     "--types",
     callback=_types,

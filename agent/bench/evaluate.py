@@ -242,14 +242,16 @@ def select(
     subset: int | None = None,
     types: Sequence[str] | None = None,
 ) -> list[Instance]:
-    """The instances of `types` (all without), and of each type only the first `subset`."""
+    """The instances of `types` (all without), and of each type only the first `subset` (of
+    each split's, where the benchmark has an out-of-distribution one)."""
     chosen: list[Instance] = []
-    taken: dict[str, int] = {}
+    taken: dict[tuple[str, str], int] = {}
     for instance in instances:
         kind = instance.task_type
-        if (types is None or kind in types) and (subset is None or taken.get(kind, 0) < subset):
+        key = (kind, instance.split if isinstance(instance, BenchInstance) else "id")
+        if (types is None or kind in types) and (subset is None or taken.get(key, 0) < subset):
             chosen.append(instance)
-            taken[kind] = taken.get(kind, 0) + 1
+            taken[key] = taken.get(key, 0) + 1
     return chosen
 
 

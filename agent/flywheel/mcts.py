@@ -51,6 +51,7 @@ from ..policies import Message, Policy
 from ..policies.careless import CarelessTeacher
 from ..policies.openai import OpenAIPolicy
 from ..policies.specs import SpecError, openai_policy, parse_policy, policy_kind
+from ..policies.teacher import TeacherPolicy
 from ..prompt import system_prompt
 from ..task import Answer, Intent, Task, TaskError
 from .blueprints import Blueprint, Candidate, Rejected, draft
@@ -136,25 +137,26 @@ class Players:
 
     def distinct(
         self, task: Task, seed: int, siblings: Sequence[int], messages: Sequence[Message]
-    ) -> int:
+    ) -> int | None:
         """A seed for an agent candidate whose next tool calls (the scripted teacher's, a pure
         function of the seed and the conversation; none for a question or the reply) none of
         its siblings' seeds gives: the k_agent candidates of a node then try different ways
         (look first or ask, which query, batched calls, a slip) instead of spending policy
-        calls on the same one (the same calls in other words make the same trajectory). `seed` when
-        the agent is no scripted teacher, or no other message comes in STRATEGY_TRIES seeds."""
+        calls on the same one (the same calls in other words make the same trajectory). `seed`
+        when the agent is no scripted teacher; None when no other message comes in
+        STRATEGY_TRIES seeds (the node has all the candidates worth a call)."""
         if self.policy is not None or self.config.teacher != SCRIPTED:
             return seed
         config = self.config
 
-        def planned(candidate: int) -> str:
-            teacher = CarelessTeacher(task, candidate, config.careless, config.mistake_rate)
+        def planned(candidate: int) -> str:  # the careful plan: slips are chance, no strategy
+            teacher = TeacherPolicy(task, candidate, config.mistake_rate)
             calls = [(c.name, c.arguments) for c in teacher.next_message(messages).tool_calls]
             return json.dumps(calls, sort_keys=True)  # a text: a question or the reply
 
         taken = {planned(s) for s in siblings}
         tries = (seed, *(zlib.crc32(f"{seed}:{k}".encode()) for k in range(1, STRATEGY_TRIES)))
-        return next((s for s in tries if planned(s) not in taken), seed)
+        return next((s for s in tries if planned(s) not in taken), None)
 
     def user(self, blueprint: Blueprint, seed: int, home: Home) -> UserSimulator:
         """The user for one utterance, sampled by `seed`, reading `home` as it is."""
@@ -223,6 +225,9 @@ class Node:
     terminal: bool = False
     success: bool = False
     seed: int = 0  # the seed its last speaker was sampled with
+    # For an agent node: the seed of its next candidate, None once no other strategy is left.
+    next_seed: int | None = None
+    full: bool = False
     children: list[Node] = field(default_factory=list)
     visits: int = 0
     value: float = 0.0
@@ -310,7 +315,7 @@ class Search:
         if node.terminal:
             return 0
         if node.role == AGENT:
-            return self.config.k_agent
+            return len(node.children) if node.full else self.config.k_agent
         return 1 if node.trajectory.done else self.config.k_user
 
     def _seed(self, node: Node) -> int:
@@ -344,15 +349,22 @@ class Search:
                     trajectory.turns += 0 if terminal else 1
                 success = trajectory.done and solved(report)
         else:
-            siblings = [child.seed for child in node.children]
-            seed = self.players.distinct(self.blueprint.task, seed, siblings, trajectory.messages)
-            agent = self.players.agent(self.blueprint.task, seed)
+            task, siblings = self.blueprint.task, [child.seed for child in node.children]
+            messages = node.trajectory.messages
+            if node.next_seed is not None:
+                seed = node.next_seed
+            elif (found := self.players.distinct(task, seed, siblings, messages)) is not None:
+                seed = found
+            agent = self.players.agent(task, seed)
             run = EpisodeRun(agent, self.backend, verifier, self.config.limits)
             run.trajectory, run.report = trajectory, report
             before = trajectory.policy_calls
             terminal = not await run.agent_turn()
             self.out.policy_calls += trajectory.policy_calls - before
             report = run.report or report
+            probe = zlib.crc32(f"{seed}:next".encode())
+            node.next_seed = self.players.distinct(task, probe, [*siblings, seed], messages)
+            node.full = node.next_seed is None
         trajectory.wall_s += time.perf_counter() - started
         child = Node(
             role,

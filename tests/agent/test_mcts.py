@@ -278,7 +278,9 @@ def test_an_agent_nodes_candidates_take_different_strategies() -> None:
     players = Players(SynthesisConfig(careless=0.0))
     chosen: list[int] = []
     for seed in range(100, 103):
-        chosen.append(players.distinct(task, seed, chosen, messages))
+        found = players.distinct(task, seed, chosen, messages)
+        assert found is not None
+        chosen.append(found)
     planned = [TeacherPolicy(task, s).next_message(messages).tool_calls for s in chosen]
     shown = [[(c.name, c.arguments) for c in calls] for calls in planned]
     assert len({repr(calls) for calls in shown}) == len(shown)
