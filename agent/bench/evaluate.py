@@ -80,7 +80,7 @@ def make_policy(spec: str, blueprint: Blueprint, guided: bool = False) -> Policy
     """The policy of `spec` for one instance: the teacher knows its task (the upper bound), the
     others are `model_policy`'s."""
     if spec == TEACHER:
-        return TeacherPolicy(blueprint.task, blueprint.seed)
+        return TeacherPolicy(blueprint.task, blueprint.seed, language=blueprint.language)
     return model_policy(spec, blueprint.home, guided)
 
 

@@ -385,7 +385,8 @@ async def _walk(
         if unmet(blueprint) is not None:
             out.dropped["unmet"] += 1
             continue
-        if not solved(await play(blueprint, TeacherPolicy(blueprint.task, blueprint.seed))):
+        teacher = TeacherPolicy(blueprint.task, blueprint.seed, language=blueprint.language)
+        if not solved(await play(blueprint, teacher)):
             out.dropped["unsolved"] += 1
             continue
         number = len(found[kind])

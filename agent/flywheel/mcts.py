@@ -124,13 +124,14 @@ class Players:
         self.policy = policy
         self._session: aiohttp.ClientSession | None = None
 
-    def agent(self, task: Task, seed: int) -> Policy:
-        """The agent for one turn (or one role-play episode), sampled by `seed`."""
-        teacher = self.config.teacher
+    def agent(self, task: Task, seed: int, language: str = "en") -> Policy:
+        """The agent for one turn (or one role-play episode), sampled by `seed`; the scripted
+        teacher replies in the user's `language`."""
+        teacher, config = self.config.teacher, self.config
         if self.policy is not None:
             return self.policy(task, seed)
         if teacher == SCRIPTED:
-            return CarelessTeacher(task, seed, self.config.careless, self.config.mistake_rate)
+            return CarelessTeacher(task, seed, config.careless, config.mistake_rate, language)
         if policy_kind(teacher) == "local":
             return _local(teacher)
         return self._server(teacher, seed)
@@ -355,7 +356,7 @@ class Search:
                 seed = node.next_seed
             elif (found := self.players.distinct(task, seed, siblings, messages)) is not None:
                 seed = found
-            agent = self.players.agent(task, seed)
+            agent = self.players.agent(task, seed, self.blueprint.language)
             run = EpisodeRun(agent, self.backend, verifier, self.config.limits)
             run.trajectory, run.report = trajectory, report
             before = trajectory.policy_calls

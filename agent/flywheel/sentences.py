@@ -21,11 +21,13 @@ import itertools
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
 import home_assistant_intents
+import jinja2
+import jinja2.sandbox
 from hassil import Intents, recognize_best
 from hassil.expression import (
     Alternative,
@@ -71,6 +73,8 @@ LEADING = 0.9  # ... when it opens the sentence (a verb: "turn", "set")
 AFTER_NAME = 0.05  # ... when it follows a name or an area
 FALLOFF = 0.45  # each later alternative is this much less likely than the one before
 Share = Literal["flywheel", "held_out"]
+# Home Assistant's response templates are Jinja, rendered in a sandbox as its own are.
+_JINJA = jinja2.sandbox.ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
 SHARES: tuple[Share, ...] = ("flywheel", "held_out")
 
 
@@ -102,6 +106,41 @@ class Language:
     code: str
     intents: Intents
     templates: Mapping[str, tuple[Template, ...]]
+    responses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def respond(
+        self, intent: str, state: Mapping[str, Any], slots: Mapping[str, Any]
+    ) -> str | None:
+        """What Home Assistant answers once `intent` has acted on an entity: its response
+        template for the entity's domain, else for a slot set (HassLightSet's "brightness"),
+        else the intent's default, rendered as its intent handlers render them, with the
+        entity's `state` as get_state gives it and the request's `slots`; None when the
+        language has none, or it needs what is not given."""
+        domain = str(state.get("entity_id", "")).partition(".")[0]
+        known = self.responses.get(intent, {})
+        keyed = (known.get(key) for key in (domain, *slots, "default"))  # as the handlers pick
+        template = next((text for text in keyed if text is not None), None)
+        if template is None:
+            return None
+        attributes = state.get("attributes") or {}
+        unit = attributes.get("unit_of_measurement")
+        shown = {
+            **state,
+            "domain": domain,
+            "name": attributes.get("friendly_name", slots.get("name", "")),
+            "state_with_unit": f"{state.get('state')} {unit}" if unit else state.get("state"),
+        }
+        try:
+            text = _JINJA.from_string(template).render(
+                slots=dict(slots),
+                state=shown,
+                query={"matched": [shown], "unmatched": []},
+                state_attr=lambda _, name: attributes.get(name),
+            )
+        except jinja2.TemplateError:
+            return None
+        said = re.sub(r"\s+", " ", text).strip()
+        return said or None
 
     def say(
         self,
@@ -366,7 +405,8 @@ def _language(code: str) -> Language:
                 for text, sentence in zip(block.sentence_texts, block.sentences, strict=True)
             ]
             templates.setdefault(name, []).extend(_held_out(code, found))
-    return Language(code, intents, {k: tuple(v) for k, v in templates.items()})
+    responses = data.get("responses", {}).get("intents", {})
+    return Language(code, intents, {k: tuple(v) for k, v in templates.items()}, responses)
 
 
 def _held_out(code: str, block: list[Template]) -> list[Template]:

@@ -34,14 +34,20 @@ GIVE_UP = (
 
 
 class CarelessTeacher:
-    """TeacherPolicy(task, seed, mistake_rate) that slips at rate `careless` per message."""
+    """TeacherPolicy(task, seed, mistake_rate, language) that slips at rate `careless` per
+    message."""
 
     def __init__(
-        self, task: Task, seed: int = 0, careless: float = 0.0, mistake_rate: float = 0.0
+        self,
+        task: Task,
+        seed: int = 0,
+        careless: float = 0.0,
+        mistake_rate: float = 0.0,
+        language: str = "en",
     ) -> None:
         if not 0 <= careless <= 1:
             raise ValueError(f"careless must be 0-1, got {careless}")
-        self.teacher = TeacherPolicy(task, seed, mistake_rate)
+        self.teacher = TeacherPolicy(task, seed, mistake_rate, language)
         self.task = task
         self.seed = seed
         self.careless = careless

@@ -46,6 +46,7 @@ from twin.errors import ConditionError
 from twin.registry import object_id_words
 from twin.state import State
 
+from ..flywheel.sentences import language, spoken, spoken_name
 from ..task import Answer, Intent, Task
 from . import AssistantMessage, Message, ToolCall
 
@@ -160,6 +161,7 @@ FIELD_WORDS: Mapping[str, tuple[str, Callable[[Any], str]]] = {
     "oscillating": ("oscillation", lambda v: "on" if v else "off"),
     "is_volume_muted": ("mute", lambda v: "on" if v else "off"),
 }
+HA_REPLIES = 0.3  # how often an English reply is Home Assistant's own response
 OPENERS = ("Done: I {did}.", "I've {did}.", "All set, I {did}.", "OK, I {did}.")
 SKIPPED = (
     "I left {names} alone, since the condition didn't hold",
@@ -313,11 +315,14 @@ class TeacherPolicy:
     """Plays `task` from its ground truth; `seed` picks the style and wording, `mistake_rate`
     the chance that an intent's first call is a mistake to recover from."""
 
-    def __init__(self, task: Task, seed: int = 0, mistake_rate: float = 0.0) -> None:
+    def __init__(
+        self, task: Task, seed: int = 0, mistake_rate: float = 0.0, language: str = "en"
+    ) -> None:
         if not 0 <= mistake_rate <= 1:
             raise ValueError(f"mistake_rate must be 0-1, got {mistake_rate}")
         self.task = task
         self.seed = seed
+        self.language = language
         rng = random.Random(f"teacher:{seed}")
         self.style = _Style(
             query=rng.choice(QUERIES),
@@ -496,6 +501,21 @@ class TeacherPolicy:
             arguments["data"] = data
         return ToolCall("", "call_service", arguments)
 
+    def _response(self, seen: Seen, intent: Intent) -> str | None:
+        """Home Assistant's response, in the task's language, to the intent's call once it
+        worked (None where no call worked or no response template says it)."""
+        last = [
+            call for call in seen.services() if self._covers(call, self.task.intents.index(intent))
+        ]
+        call = spoken(intent.domain, intent.service, intent.data)
+        if not last or not last[-1].ok or call is None:
+            return None
+        name = _name(seen, intent.entity_id)
+        slots = {"name": spoken_name(name, self.language), **call[1]}
+        return language(self.language).respond(
+            call[0], _response_state(seen, intent.entity_id), slots
+        )
+
     def _covers(self, call: _Call, index: int) -> bool:
         """Whether `call` is the intent's own call (made, whether or not it worked)."""
         intent = self.task.intents[index]
@@ -511,7 +531,13 @@ class TeacherPolicy:
 
     def _summary(self, seen: Seen, latest: list[int], active: list[int], rng: random.Random) -> str:
         """A short reply on the `latest` turn's intents: what was done, what failed, what was
-        left alone."""
+        left alone; in the user's language Home Assistant's own responses when everything was
+        done (always outside English, one time in HA_REPLIES in English)."""
+        said = latest == [i for i in latest if i in active]
+        if said and (self.language != "en" or rng.random() < HA_REPLIES):
+            responses = [self._response(seen, self.task.intents[i]) for i in latest]
+            if all(responses):
+                return " ".join(f"{_cap(str(text)).rstrip('.')}." for text in responses)
         done, failed = [], []
         for i in (i for i in latest if i in active):
             intent = self.task.intents[i]
@@ -528,6 +554,21 @@ class TeacherPolicy:
         if skipped:
             parts.append(rng.choice(SKIPPED).format(names=_join(skipped)) + ".")
         return " ".join(parts)
+
+
+def _response_state(seen: Seen, entity_id: str) -> dict[str, Any]:
+    """The entity as the last call that changed it reported it, for a response template."""
+    state: dict[str, Any] = {"entity_id": entity_id, "state": "", "attributes": {}}
+    for call in seen.services():
+        for changed in call.result.get("changed", ()):
+            if changed.get("entity_id") == entity_id:
+                state["state"] = changed.get("state", "")
+    state["attributes"] = {"friendly_name": _name(seen, entity_id)}
+    return state
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _mistakes(intent: Intent) -> tuple[str | None, ...]:

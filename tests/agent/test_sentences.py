@@ -4,6 +4,7 @@ the benchmark's templates are held out, and the words read as a person's."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import re
@@ -12,6 +13,7 @@ from typing import Any
 import home_assistant_intents
 import pytest
 
+from agent.bench.instances import play
 from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.sentences import (
     HELD_OUT,
@@ -23,6 +25,7 @@ from agent.flywheel.sentences import (
     spoken,
     spoken_name,
 )
+from agent.policies.teacher import TeacherPolicy
 from twin.domains import DOMAINS
 
 SHARES: tuple[Share, ...] = ("flywheel", "held_out")
@@ -164,3 +167,34 @@ def test_the_flywheels_requests_name_things_readably_and_say_values_as_people_do
         assert not re.search(r"\b[a-z]+ s (room|desk|bed)", text), text
         assert not re.search(r"\d+ ?K\b", text), text
         assert " %" not in text, text
+
+
+def test_home_assistants_responses_render_as_its_handlers_render_them() -> None:
+    """The response template for the entity's domain, else for a slot set, else the default;
+    None for an intent the language has no response for."""
+    lamp = {"entity_id": "light.stehlampe", "state": "on", "attributes": {}}
+    german = language("de")
+    assert german.respond("HassTurnOn", lamp, {"name": "Stehlampe"}) == "Licht eingeschaltet"
+    assert german.respond("HassLightSet", lamp, {"brightness": 40}) == "Helligkeit eingestellt"
+    heating = {"entity_id": "climate.bad", "state": "heat", "attributes": {}}
+    said = language("en").respond("HassClimateSetTemperature", heating, {"temperature": 21})
+    assert said == "Temperature set to 21 degrees"
+    assert german.respond("HassNoSuchIntent", lamp, {}) is None
+
+
+def test_the_teacher_replies_in_the_users_language() -> None:
+    """Outside English the teacher's reply is Home Assistant's own response in that language."""
+    replied = 0
+    for seed in range(12):
+        blueprint = make_blueprint(seed, language="de")
+        if not isinstance(blueprint, Blueprint):
+            continue
+        teacher = TeacherPolicy(blueprint.task, seed, language="de")
+        trajectory = asyncio.run(play(blueprint, teacher))
+        assert trajectory.done
+        reply = trajectory.last_reply or ""
+        assert not re.search(r"\b(I've|Done|turned|set)\b", reply), reply
+        replied += bool(
+            re.search(r"eingeschaltet|eingestellt|gestellt|Fortgesetzt|geöffnet", reply)
+        )
+    assert replied >= 5
