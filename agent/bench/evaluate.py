@@ -34,7 +34,7 @@ from ..policies.teacher import TeacherPolicy
 from .assist import EVALUATION, AssistCase, evaluate_case, job
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server, play_on_server
-from .instances import HELD_OUT_PREFIX, SPLITS, BenchInstance, play, solved
+from .instances import HELD_OUT_PREFIX, SPLITS, BenchInstance, in_order, play, solved
 
 if TYPE_CHECKING:
     from twin.home import Home
@@ -256,13 +256,14 @@ def select(
 
 
 def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per task type (sorted), per split where the out-of-distribution one is among the
-    records (ID and OOD, side by side), and overall: instances, success rate, mean tool calls,
-    output tokens and policy seconds per instance, and auditor violations in all."""
+    """Per task type (in the benchmark's order), per split where the out-of-distribution one
+    is among the records (ID and OOD, side by side), and overall: instances, success rate,
+    mean tool calls, output tokens and policy seconds per instance, and auditor violations in
+    all."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["type"], []).append(record)
-    ordered = {name: groups[name] for name in sorted(groups)}
+    ordered = {name: groups[name] for name in in_order(groups)}
     held = [r for r in records if str(r.get("id", "")).startswith(HELD_OUT_PREFIX)]
     if held:
         ordered[SPLITS["id"]] = [r for r in records if r not in held]

@@ -163,6 +163,13 @@ def load_bench(path: Path) -> list[BenchInstance]:
 # --- task types and what they need ----------------------------------------------------------------
 
 
+def in_order(names: Iterable[str]) -> list[str]:
+    """Task types (and split columns) in the benchmark's order, then any others by name (an
+    assist case's categories)."""
+    order = {name: i for i, name in enumerate((*TASK_TYPES, *SPLITS.values()))}
+    return sorted(set(names), key=lambda name: (order.get(name, len(order)), name))
+
+
 def task_type(query_type: QueryType) -> str:
     """The task type of a query type (the module's docstring says the order)."""
     if query_type.request in REQUEST_TYPES:

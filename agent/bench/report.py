@@ -20,7 +20,7 @@ from ..errors import AgentError
 from .assist import EVALUATION
 from .conversation import is_agent
 from .evaluate import OVERALL, RESULTS
-from .instances import SPLITS, TASK_TYPES
+from .instances import in_order
 
 METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
 HEADERS = ("tool calls", "output tokens", "violations", "policy s")
@@ -188,11 +188,8 @@ def shareable(text: str) -> str:
 
 
 def _types(results: Sequence[Results]) -> list[str]:
-    """The task types of the results, the benchmark's in its order, its splits (ID, OOD),
-    then others by name."""
-    found = {name for result in results for name in result.types}
-    order = {name: i for i, name in enumerate((*TASK_TYPES, *SPLITS.values()))}
-    return sorted(found, key=lambda name: (order.get(name, len(order)), name))
+    """The task types of the results, in the benchmark's order (instances.in_order)."""
+    return in_order(name for result in results for name in result.types)
 
 
 def _metrics(row: dict[str, float], results: Results) -> list[str]:
