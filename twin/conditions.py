@@ -21,8 +21,9 @@ into nested closures; its text is never passed to eval:
 - `says(x)`: whether the agent's latest reply states x (a reply check, for a question the user
   asked or a request the home cannot carry out): a number, written in it within the rounding of
   its digits ("21.5", "21,5" or "21" for 21.46; a state such as "21.46" reads as the number); a
-  text, as words ("heat_cool" as "heat cool", any case); True, a reply with no negation
-  ("no", "not", "can't", ...: NEGATIONS), False, one with a negation. False before any reply.
+  text, as words ("heat_cool" as "heat cool", any case); True, a yes ("yes", "indeed", ...:
+  AFFIRMATIONS) with no negation ("no", "not", "can't", ...: NEGATIONS); False, a reply with a
+  negation ("no problem" is none). False before any reply.
 - `between(x, lo, hi)`, `approx(x, target, tol)`; comparisons (chained too), `in`, `not in`, `and`,
   `or`, `not`, `+ - * / // %`, unary `-`; literals: strings, numbers, True, False, None and
   tuples or lists of them (one and the same to a comparison); indexing with a literal
@@ -87,6 +88,18 @@ NEGATIONS = frozenset(
         )
     ).split(" ")
 )
+# Words that make a reply a yes (says(True), with no negation), in the same languages.
+AFFIRMATIONS = frozenset(
+    " ".join(
+        (
+            "yes yeah yep yup indeed correct",  # English
+            "ja genau",  # German, Dutch
+            "oui sí si sim tak certo esatto",  # French, Spanish, Italian, Portuguese, Polish
+        )
+    ).split(" ")
+)
+# Idioms with a negation word that say no no ("no problem": a yes, if anything).
+_NO_NOS = re.compile(r"\b(no (problem|worries|doubt)|kein problem|pas de (problème|souci))\b")
 _WORD = re.compile(r"[\w']+")
 _NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
 
@@ -719,9 +732,11 @@ def _says(reply: str | None, value: Any) -> bool:
         return False
     text = reply.casefold()
     if isinstance(value, bool):
-        words = _WORD.findall(text)
+        words = _WORD.findall(_NO_NOS.sub(" ", text))
         negative = any(word in NEGATIONS or word.endswith("n't") for word in words)
-        return negative is not value and bool(words)
+        if value:
+            return not negative and any(word in AFFIRMATIONS for word in words)
+        return negative
     number = _number(value) if isinstance(value, str) else value
     if isinstance(number, int | float) and number == number:
         return any(_close(written, number) for written in _NUMBER.findall(text))

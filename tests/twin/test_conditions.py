@@ -550,6 +550,9 @@ def test_typical_condition_is_fast(home: Home, record_property: Callable[[str, A
         ("says(False)", "There is nothing like that here.", True),
         ("says(False)", "Done, I turned it on.", False),
         ("says(True)", "", False),  # a reply with no words says nothing
+        ("says(True)", "Okay.", False),  # an acknowledgement is no yes
+        ("says(True)", "Ja, die Stehlampe ist an.", True),
+        ("says(False)", "No problem, it's done!", False),  # an idiom, no no
         ('says(attr("switch.desk", "nothing"))', "None.", False),  # a missing value is never said
     ],
 )
@@ -557,8 +560,8 @@ def test_a_reply_check_reads_the_agents_reply(
     home: Home, text: str, reply: str, expected: bool
 ) -> None:
     """says(x): a number within the rounding of the digits written (a comma as the decimal
-    point too), a text as whole words, a test's True as a reply without a negation and its
-    False as one with."""
+    point too), a text as whole words, a test's True as a yes without a negation and its
+    False as a reply with one."""
     condition = compile_condition(text)
     assert condition.reads_reply
     assert condition.holds(home, reply=reply) is expected
