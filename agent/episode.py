@@ -263,9 +263,8 @@ class Dialogue:
         """Whether `reply` is words the task's reply checks (says()) read: a message without
         tool calls, for a verifier that has some."""
         verifier = self.verifier
-        return bool(verifier and verifier.reads_reply and not reply.tool_calls) and not (
-            reply.parse_errors
-        )
+        words = not reply.tool_calls and not reply.parse_errors
+        return verifier is not None and verifier.reads_reply and words
 
     def judge_reply(self, reply: AssistantMessage, home: Home | None) -> Report | None:
         """The verifier's view of `home` once the agent has said `reply` (see hears_reply)."""

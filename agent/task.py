@@ -19,7 +19,7 @@ An `Answer` is what the agent's reply must state: for a status question ("is the
 open?", "what's the temperature in the kitchen?") an entity's state or attribute, or whether it
 shows a value (a yes or a no); for a request the home cannot carry out (a device or a feature it
 lacks) that it cannot, with nothing changed. Its condition is a reply check (says(), read from
-the agent's latest reply); what it reads is never collateral, so a changed device still counts.
+the agent's latest reply); the entity it reads is no goal, so changing it is collateral.
 
 A multi-turn task (QT4: coreference, topic switch, backtracking) also has follow-ups: what the
 user says, once the earlier requests are done, in turns 1, 2, ...; each intent's `turn` says
@@ -235,9 +235,19 @@ class Answer:
     absent: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Refuse an answer that reads nothing it can check, or an impossible request that
-        names an entity."""
-        object.__setattr__(self, "absent", dict(self.absent))
+        """Refuse an answer that reads nothing it can check, an impossible request that names
+        an entity, and fields of the wrong type (TaskError, whatever the input)."""
+        texts = {"entity_id": self.entity_id, "attribute": self.attribute}
+        texts |= {"expected": self.expected}
+        for key, value in texts.items():
+            if value is not None and not isinstance(value, str):
+                raise TaskError(f"An answer's {key} is text, got {value!r}")
+        absent = self.absent
+        if not isinstance(absent, Mapping) or not all(isinstance(v, str) for v in absent.values()):
+            raise TaskError(
+                f'`absent` maps filters to text, e.g. {{"domain": "fan"}}; got {absent!r}'
+            )
+        object.__setattr__(self, "absent", dict(absent))
         if self.entity_id is None and (self.attribute or self.expected is not None):
             raise TaskError("An answer's attribute or expected value needs its entity_id")
         if self.entity_id is not None and self.absent:
@@ -249,7 +259,10 @@ class Answer:
                 "An answer without an entity says the request cannot be done: give `absent`, "
                 'the list_entities filter that finds nothing, e.g. {"domain": "fan"}'
             )
-        compile_condition(self.condition)
+        try:
+            compile_condition(self.condition)
+        except TwinError as err:
+            raise TaskError(f"An answer's reply check cannot be made: {err}") from err
 
     @property
     def kind(self) -> str:

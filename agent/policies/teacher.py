@@ -501,12 +501,11 @@ class TeacherPolicy:
             arguments["data"] = data
         return ToolCall("", "call_service", arguments)
 
-    def _response(self, seen: Seen, intent: Intent) -> str | None:
+    def _response(self, seen: Seen, index: int) -> str | None:
         """Home Assistant's response, in the task's language, to the intent's call once it
         worked (None where no call worked or no response template says it)."""
-        last = [
-            call for call in seen.services() if self._covers(call, self.task.intents.index(intent))
-        ]
+        intent = self.task.intents[index]
+        last = [call for call in seen.services() if self._covers(call, index)]
         call = spoken(intent.domain, intent.service, intent.data)
         if not last or not last[-1].ok or call is None:
             return None
@@ -535,7 +534,7 @@ class TeacherPolicy:
         done (always outside English, one time in HA_REPLIES in English)."""
         said = latest == [i for i in latest if i in active]
         if said and (self.language != "en" or rng.random() < HA_REPLIES):
-            responses = [self._response(seen, self.task.intents[i]) for i in latest]
+            responses = [self._response(seen, i) for i in latest]
             if all(responses):
                 return " ".join(f"{_cap(str(text)).rstrip('.')}." for text in responses)
         done, failed = [], []
@@ -558,13 +557,13 @@ class TeacherPolicy:
 
 def _response_state(seen: Seen, entity_id: str) -> dict[str, Any]:
     """The entity as the last call that changed it reported it, for a response template."""
-    state: dict[str, Any] = {"entity_id": entity_id, "state": "", "attributes": {}}
+    shown = ""
     for call in seen.services():
         for changed in call.result.get("changed", ()):
             if changed.get("entity_id") == entity_id:
-                state["state"] = changed.get("state", "")
-    state["attributes"] = {"friendly_name": _name(seen, entity_id)}
-    return state
+                shown = changed.get("state", "")
+    attributes = {"friendly_name": _name(seen, entity_id)}
+    return {"entity_id": entity_id, "state": shown, "attributes": attributes}
 
 
 def _cap(text: str) -> str:

@@ -5,6 +5,7 @@ dialogue env treat them."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from functools import cache
 
@@ -167,3 +168,21 @@ def test_the_dialogue_env_rewards_the_reply_that_answers() -> None:
     assert info["outcome"]["success"]
     assert rewards[-1] == pytest.approx(1.0)
     assert sum(rewards[:-1]) == 0.0  # looking and reading earn nothing on their own
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        [{"absent": "x"}],
+        [{"absent": {"area": 5}}],
+        [{"entity_id": "light.x", "attribute": 5}],
+        [{"entity_id": "not an id"}],
+        [{"entity_id": "light.x", "expected": [1]}],
+        [{"entity_id": 7}],
+        "x",
+    ],
+)
+def test_a_malformed_answer_is_a_task_error(answers: object) -> None:
+    text = json.dumps({"turns": ["Is it on?"], "intents": [], "answers": answers})
+    with pytest.raises(TaskError):
+        Task.from_json(text)

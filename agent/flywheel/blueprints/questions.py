@@ -90,11 +90,14 @@ def impossible(
     """A request for a kind of device a room lacks (none of its domain there, none named so),
     said by the room ("turn on the fan in the bathroom"); None when every room has them all."""
     language = sentences.language(code)
+    held: dict[str, list[str]] = {}  # entity ids by area, read once
+    for entity_id in home.entities:
+        held.setdefault(home.area_of(entity_id) or "", []).append(entity_id)
     lacking: dict[str, list[str]] = {}
     for area_id, area in sorted(home.areas.items()):
-        if not area.outdoor and _holds_any(home, area_id):
+        if not area.outdoor and held.get(area_id):
             for domain in REQUESTED:
-                if not _has(home, area_id, domain):
+                if not _has(home, held[area_id], domain):
                     lacking.setdefault(domain, []).append(area_id)
     domains = sorted(lacking)
     rng.shuffle(domains)  # each kind of device as likely as another
@@ -125,17 +128,12 @@ def _unique_names(home: Home, code: str) -> dict[str, str]:
     return {entity_id: name for entity_id, name in named.items() if counts[name.casefold()] == 1}
 
 
-def _holds_any(home: Home, area_id: str) -> bool:
-    return any(home.area_of(entity_id) == area_id for entity_id in home.entities)
-
-
-def _has(home: Home, area_id: str, domain: str) -> bool:
-    """Whether the room has a device of `domain`, or one whose name says it is one."""
+def _has(home: Home, held: list[str], domain: str) -> bool:
+    """Whether a room holding the entities `held` has a device of `domain`, or one whose name
+    says it is one."""
     words = DOMAINS[domain].asked.nouns
-    for entity_id, entry in home.entities.items():
-        if home.area_of(entity_id) != area_id:
-            continue
-        name = (entry.name or "").casefold().split()
+    for entity_id in held:
+        name = (home.entities[entity_id].name or "").casefold().split()
         if entity_id.partition(".")[0] == domain or any(word in name for word in words):
             return True
     return False
