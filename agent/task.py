@@ -5,8 +5,9 @@ condition language, twin/conditions.py) says that the call's outcome is there; i
 the call by `intent_condition`, from the outcomes the service's domain declares
 (twin.domains.descriptor) and the call's fields, for every service whose outcome is a state or an
 attribute (relative services such as toggle or volume_up, and colours, whose shown value depends
-on the bulb's colour mode, have none). `clarify` names the slot a careful agent asks about before
-acting (a field such as "temperature", or "entity" when the request does not say which device);
+on the bulb's colour mode, have none). `clarify` records the slot the request leaves out on purpose
+(a field such as "temperature", or "entity" when it does not say which device), which the user
+gives when asked; an agent (the teacher too) decides to ask from the words, not from it;
 `only_if` is a condition on the home's state at the task's start: the intent applies only if it
 holds, and otherwise the entity must be left alone. The agent can only observe entities, so
 `only_if` may not read an area's air.

@@ -539,7 +539,7 @@ class _Compiler:
         if name == "says":
             self.reads_reply = True
             told = self.compile(node.args[0]).fn
-            return _Compiled(lambda home, given: _says(given.reply, told(home, given)), "test")
+            return _Compiled(lambda home, given: says_value(given.reply, told(home, given)), "test")
         entity_id = self._entity_id(node)
         if name == "attr":
             return _attribute(
@@ -726,7 +726,7 @@ def _unchanged(entity_id: str) -> Fn:
     return unchanged
 
 
-def _says(reply: str | None, value: Any) -> bool:
+def says_value(reply: str | None, value: Any) -> bool:
     """Whether `reply` states `value` (says() in the module's docstring)."""
     if reply is None or value is None:
         return False

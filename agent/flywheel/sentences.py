@@ -75,6 +75,7 @@ FALLOFF = 0.45  # each later alternative is this much less likely than the one b
 Share = Literal["flywheel", "held_out"]
 # Home Assistant's response templates are Jinja, rendered in a sandbox as its own are.
 _JINJA = jinja2.sandbox.ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
+_WORD = re.compile(r"\w+")
 SHARES: tuple[Share, ...] = ("flywheel", "held_out")
 
 
@@ -378,6 +379,19 @@ def spoken_name(name: str, code: str = "en") -> str:
         w if re.search(r"['\u2019]s$", w) or (w.isupper() and len(w) > 1) else w.lower()
         for w in name.split()
     )
+
+
+def words(text: str) -> str:
+    """Text as its words, lower case and space-padded, so that `words(a) in words(b)` finds a
+    phrase in another at word boundaries."""
+    return f" {' '.join(_WORD.findall(text.casefold()))} "
+
+
+def within(name: str, room: str) -> str:
+    """A device's name within its room, as `words`: the name less the room's words that open
+    it ("Living Room Floor Lamp" in the living room: " floor lamp ")."""
+    full, place = words(name), words(room)
+    return f" {full[len(place) :]}" if full.startswith(place) and full != place else full
 
 
 def language(code: str) -> Language:

@@ -27,14 +27,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from twin.confirmation import asked
+from twin.domains import DOMAINS
 from twin.home import Home
 from twin.registry import object_id_words
 from twin.verifier import ConditionStatus
 
 from ..policies import Message, Policy, PolicyError
-from ..policies.teacher import FIELD_WORDS
+from ..policies.teacher import FIELD_WORDS, NOUNS
 from ..task import Intent, Task
 from .profiles import Profile
+from .sentences import words
 
 
 class UserSimulatorError(PolicyError):
@@ -181,7 +183,10 @@ class ScriptedUser:
         parts = []
         for intent in unfinished:
             device, area = self._names(intent.entity_id)
-            if intent.clarify == "entity" and ASKS_WHICH.search(question):
+            vague = (
+                intent.clarify == "entity" or len(unfinished) == 1 or _asks_for(question, intent)
+            )
+            if vague and ASKS_WHICH.search(question):
                 templates = ENTITY_ANSWERS if area else ENTITY_ANSWERS_NO_AREA
                 parts.append(rng.choice(templates).format(device=device, area=area))
             fields = [key for key in intent.data if _asks(question, key)]
@@ -427,6 +432,14 @@ def _held_back(dialogue: Sequence[Message]) -> frozenset[tuple[str, str]]:
         if isinstance(failure, dict) and failure.get("code") == "confirmation_required":
             held |= asked(str(failure.get("message")))
     return held
+
+
+def _asks_for(question: str, intent: Intent) -> bool:
+    """Whether a question names the intent's kind of device ("which lock do you mean?")."""
+    domain = DOMAINS.get(intent.domain)
+    nouns = {intent.domain.replace("_", " "), NOUNS.get(intent.domain, intent.domain)}
+    nouns.update(domain.asked.nouns if domain is not None else ())
+    return any(words(noun) in words(question) for noun in nouns)
 
 
 def _asks(question: str, key: str) -> bool:

@@ -72,7 +72,7 @@ class CarelessTeacher:
         if not calls:
             unclear = self.teacher.unclear(seen)
             if unclear and planned.content.rstrip().endswith("?"):
-                guess = _guess(unclear[0], seen, rng)
+                guess = _guess(*unclear[0], seen, rng)
                 return None if guess is None else _message(seen, [guess])
             return None
         last = _last_result(messages)
@@ -93,18 +93,16 @@ class CarelessTeacher:
         return None
 
 
-def _guess(intent: Intent, seen: Seen, rng: random.Random) -> ToolCall | None:
-    """The intent's call with its missing slot guessed: another device, or a nearby value;
-    None when the conversation shows no other device (a guess of the device the user has not
-    named would be the teacher reading the hidden target)."""
-    if intent.clarify == "entity":
+def _guess(intent: Intent, slot: str, seen: Seen, rng: random.Random) -> ToolCall | None:
+    """The intent's call with the slot the user left open guessed: another device, or a nearby
+    value; None when the conversation shows no other device (a guess of the device the user has
+    not named would be the teacher reading the hidden target)."""
+    if slot == "entity":
         other = _similar(intent.entity_id, seen, rng)
         return None if other is None else _call(intent, other)
     data = dict(intent.data)
-    if isinstance(value := data.get(intent.clarify or ""), int | float) and not isinstance(
-        value, bool
-    ):
-        data[str(intent.clarify)] = type(value)(value * rng.choice((0.8, 1.2)))
+    if isinstance(value := data.get(slot), int | float) and not isinstance(value, bool):
+        data[slot] = type(value)(value * rng.choice((0.8, 1.2)))
     return _call(intent, intent.entity_id, data)
 
 

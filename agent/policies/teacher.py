@@ -7,9 +7,11 @@ samples it with different seeds). It never reads the home: only the conversation
 this order, one message at a time:
 
 1. query the home (list_entities by area, by domain or unfiltered, or get_state), before or after
-   asking; 2. ask one question naming the missing slots of `clarify` intents, and wait for the
-   user's answer; 3. read every entity an `only_if` tests with get_state, and drop the intents
-   whose guard fails; 4. describe each entity before setting a field not set earlier in the
+   asking; 2. ask one question about what the user's words leave open (`vague`: no device of
+   the domain they single out, by name, by name in a room, or as the only one in a room they
+   name; no value stated, in the words or the memory in the prompt), and wait for the answer;
+   3. read every entity an `only_if` tests with get_state, and drop the intents whose guard
+   fails; 4. describe each entity before setting a field not set earlier in the
    conversation; 5. call each intent's service, one call per intent or one for several entities
    with the same service and data; with `mistake_rate`, an intent's first call is a realistic
    mistake (a value in the wrong unit, a state attribute's name for the field, a service that does
@@ -40,12 +42,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from twin.conditions import compile_condition
+from twin.conditions import compile_condition, says_value
 from twin.confirmation import answer
 from twin.errors import ConditionError
 from twin.registry import object_id_words
 from twin.state import State
 
+from ..flywheel import sentences
 from ..flywheel.sentences import language, spoken, spoken_name
 from ..task import Answer, Intent, Task
 from . import AssistantMessage, Message, ToolCall
@@ -189,6 +192,20 @@ STATE_WORDS: Mapping[tuple[str, str], str] = {
 CONFIRM_QUESTIONS = ("Just to be sure: shall I {do}?", "Do you want me to {do}? Please confirm.")
 
 _PROMPT_AREA = re.compile(r"^### (.*) \(area_id (\S+)\)$")
+_PROMPT_COUNTED = re.compile(r"^- (.*) \(area_id (\S+)\): ")
+_PROMPT_MEMORY = "# What you know about the user"
+# The fields whose value the user chooses: a request that states none leaves it open.
+CHOSEN = frozenset(
+    (
+        "brightness_pct",
+        "color_temp_kelvin",
+        "temperature",
+        "percentage",
+        "position",
+        "volume_level",
+        "humidity",
+    )
+)
 _PROMPT_ENTITY = re.compile(r"^- ([a-z_]+\.[a-z0-9_]+): (.+?)(?: \[[^\]]*\])?$")
 
 
@@ -239,6 +256,7 @@ class Seen:
     areas: dict[str, str] = field(default_factory=dict)
     rooms: dict[str, str] = field(default_factory=dict)  # area names by id, from the prompt
     said: list[str] = field(default_factory=list)
+    memory: str = ""  # what the prompt says it knows about the user
 
     @classmethod
     def read(cls, messages: Sequence[Message]) -> Seen:
@@ -268,17 +286,48 @@ class Seen:
         return seen
 
     def _read_prompt(self, prompt: str) -> None:
-        area = None
+        area, section = None, ""
         for line in prompt.splitlines():
             if line.startswith("#"):
                 found = _PROMPT_AREA.match(line)
                 area = found.group(2) if found else None
                 if found:
                     self.rooms[found.group(2)] = found.group(1)
+                section = line if line.startswith("# ") else section
             elif (entity := _PROMPT_ENTITY.match(line)) is not None:
                 self.names[entity.group(1)] = entity.group(2)
                 if area is not None:
                     self.areas[entity.group(1)] = area
+            elif (counted := _PROMPT_COUNTED.match(line)) is not None:
+                self.rooms[counted.group(2)] = counted.group(1)
+            elif section == _PROMPT_MEMORY:
+                self.memory += f" {line.removeprefix('- ')}"
+
+    def named(self, entity_id: str, words: str) -> bool | None:
+        """Whether `words` pick out `entity_id` among the devices of its domain seen so far: by
+        its name, by its name within its room ("the floor lamp in the living room"), or as the
+        only one of them in a room they name (or in the home, where they name none); None
+        while the entity has not been seen (a look comes first)."""
+        text = sentences.words(words)
+        name, area = self.names.get(entity_id), self.areas.get(entity_id)
+        if name is None:
+            return None
+        room = self.room(area) if area else ""
+        if sentences.words(name) in text or (
+            sentences.within(name, room) in text and sentences.words(room) in text
+        ):
+            return True
+        domain = entity_id.partition(".")[0]
+        known = [e for e in self.names if e.partition(".")[0] == domain]
+        rooms = {*self.areas.values(), *self.rooms}
+        said = [a for a in rooms if sentences.words(self.room(a)) in text]
+        if not said:
+            return known == [entity_id]
+        return any([e for e in known if self.areas.get(e) == a] == [entity_id] for a in said)
+
+    def room(self, area_id: str) -> str:
+        """An area's name, as the prompt gives it or from its id."""
+        return self.rooms.get(area_id) or object_id_words(area_id)
 
     def _add(self, call: _Call) -> None:
         self.calls.append(call)
@@ -350,7 +399,7 @@ class TeacherPolicy:
         intents, style = self.task.intents, self.style
         unclear = self.unclear(seen)
         if unclear and (style.ask_first or seen.calls):
-            return AssistantMessage(" ".join(_question(intent, seen, rng) for intent in unclear))
+            return AssistantMessage(" ".join(_question(*vague, seen, rng) for vague in unclear))
         if not seen.calls:
             return self._calls(seen, [self._query(seen)])
         turn = self.task.stated(seen.said)
@@ -386,14 +435,32 @@ class TeacherPolicy:
             return self._calls(seen, to_describe)
         return self._calls(seen, [self._service_call(seen, group)])
 
-    def unclear(self, seen: Seen) -> list[Intent]:
-        """The intents said so far with a missing slot the user has not answered yet: those of
-        the user's last turn, until they speak again."""
+    def unclear(self, seen: Seen) -> list[tuple[Intent, str]]:
+        """The intents of the user's last turn that its words leave open, with the slot to ask
+        about (`vague`), until the user speaks again."""
         turn = self.task.stated(seen.said)
         start = seen.said.index(self.task.followups[turn - 1].strip()) if turn else 0
         if len(seen.said) > start + 1:
             return []
-        return [i for i in self.task.intents if i.clarify and i.turn == turn]
+        return [
+            (intent, slot)
+            for intent in self.task.intents
+            if intent.turn == turn and (slot := self.vague(seen, intent)) is not None
+        ]
+
+    def vague(self, seen: Seen, intent: Intent) -> str | None:
+        """What the user's words (and the memory in the prompt) leave open about `intent`:
+        "entity" when they name no device of its domain that the agent can tell apart, its
+        value's field when they state no value for it; None when they settle both (or the
+        agent has not yet seen the devices it would choose among)."""
+        words = " ".join(seen.said)
+        named = seen.named(intent.entity_id, words)
+        if named is False:
+            return "entity"
+        key = next((key for key in intent.data if key in CHOSEN), None)
+        if key is None or _states(f"{words} {seen.memory}", key, intent.data[key], self.language):
+            return None
+        return key
 
     def _answer(self, seen: Seen, rng: random.Random) -> AssistantMessage:
         """A question's or an impossible request's turn: a look at the home, then a read of
@@ -446,8 +513,9 @@ class TeacherPolicy:
         first = self.task.intents[0]
         area = seen.areas.get(first.entity_id)
         query = self.style.query
-        if query == "state" and first.clarify != "entity":  # a device the user has not named
-            return ToolCall("", "get_state", {"entity_id": first.entity_id})  # is not read
+        said = " ".join(seen.said)
+        if query == "state" and seen.named(first.entity_id, said):
+            return ToolCall("", "get_state", {"entity_id": first.entity_id})  # named: read it
         if query == "all":
             return ToolCall("", "list_entities", {})
         if query in ("area", "state") and area is not None:
@@ -622,7 +690,7 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
     request, with nothing changed)."""
     if answer.entity_id is None:
         domain, area = answer.absent.get("domain", "device"), answer.absent.get("area")
-        room = seen.rooms.get(area, object_id_words(area)) if area else "your home"
+        room = seen.room(area) if area else "your home"
         noun = NOUNS.get(domain, domain.replace("_", " "))
         return rng.choice(LACKING).format(noun=noun, room=room)
     state = observed[answer.entity_id]
@@ -640,8 +708,16 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
     return rng.choice(replies).format(name=name, state=words, expected=expected)
 
 
-def _question(intent: Intent, seen: Seen, rng: random.Random) -> str:
-    slot = intent.clarify or "entity"
+def _states(text: str, key: str, value: Any, code: str) -> bool:
+    """Whether `text` states `value` for the field `key`: its number (a volume as a share or in
+    percent) or, for a colour temperature, its name in the language."""
+    if says_value(text, value) or (key == "volume_level" and says_value(text, value * 100)):
+        return True
+    named = language(code).value_names("color_temperature_names").get(value)
+    return key == "color_temp_kelvin" and named is not None and says_value(text, named)
+
+
+def _question(intent: Intent, slot: str, seen: Seen, rng: random.Random) -> str:
     templates = QUESTIONS.get(slot, QUESTIONS_ANY)
     words = FIELD_WORDS.get(slot, (slot.replace("_", " "), str))[0]
     noun = NOUNS.get(intent.domain, intent.domain)

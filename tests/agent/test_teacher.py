@@ -98,11 +98,12 @@ def sample_task(seed: int) -> tuple[Home, Task]:
         for intent in rng.sample(options, rng.randint(1, 3)):
             picked.setdefault(intent.entity_id, intent)
         intents = list(picked.values())
-        turns = ["Could you sort this out for me?"]
-        if rng.random() < 0.3:
+        said = [said_as(home, intent) for intent in intents]
+        turns = [f"Could you sort out {', '.join(said)} for me?"]
+        if rng.random() < 0.3:  # the first request leaves out a value or the device, then says it
             first = intents[0]
             intents[0] = Intent(**{**first.to_dict(), "clarify": next(iter(first.data), "entity")})
-            turns.append("Oh, the one I said, with the values I mean.")
+            turns = [f"Could you sort out {', '.join(['that', *said[1:]])} for me?", said[0]]
         if rng.random() < 0.3:
             other = rng.choice([e for e in sorted(home.states) if e not in picked])
             now = json.dumps(home.states[other].state)
@@ -111,6 +112,12 @@ def sample_task(seed: int) -> tuple[Home, Task]:
         task = Task(tuple(turns), tuple(intents))
         if feasible(home, task) or not any(i.applies(home) for i in task.intents):
             return home, task
+
+
+def said_as(home: Home, intent: Intent) -> str:
+    """The device's name and the intent's values, as a user who asks for it says them."""
+    values = " and ".join(str(value) for value in intent.data.values())
+    return home.entities[intent.entity_id].name + (f" ({values})" if values else "")
 
 
 async def play(home: Home, task: Task, seed: int, mistake_rate: float = 0.0) -> Trajectory:
@@ -148,7 +155,9 @@ def lights_task() -> tuple[Home, Task]:
     climate = next(e for e in sorted(home.entities) if e.startswith("climate."))
     intents = [Intent("light", "turn_on", light, {"brightness_pct": 50}) for light in lights]
     intents.append(Intent("climate", "set_temperature", climate, {"temperature": 21}))
-    return home, Task(("Lights at half and the heating to 21, please.",), tuple(intents))
+    names = " and ".join(home.entities[light].name for light in lights)
+    heating = home.entities[climate].name
+    return home, Task((f"{names} at 50% and {heating} to 21, please.",), tuple(intents))
 
 
 async def test_seeds_vary_the_tool_use_and_one_seed_repeats_itself() -> None:
@@ -168,7 +177,7 @@ async def test_a_clarify_intent_is_asked_about_before_anything_is_done() -> None
     home, task = lights_task()
     first = task.intents[2]
     task = Task(
-        (*task.turns, "21 degrees."),
+        (f"Could you set {home.entities[first.entity_id].name} for me?", "21 degrees."),
         (Intent(**{**first.to_dict(), "clarify": "temperature"}),),
     )
     for seed in range(6):
@@ -346,3 +355,35 @@ def test_the_teacher_never_reads_a_device_the_user_has_not_named() -> None:
                 assert not reads_hidden(row), (blueprint.seed, seed, row["messages"][1:4])
                 played += 1
     assert played == 144
+
+
+async def test_the_teacher_asks_from_the_words_not_from_the_clarify_flag() -> None:
+    """Two lights in a room: "the light in the <room>" is asked about though no intent is
+    flagged, the light named in full is not though its intent is; a value the words leave out
+    is asked for, one they state is not."""
+    home = make_home(3, "house")
+    lights = [e for e in sorted(home.entities) if e.startswith("light.")]
+    area = next(
+        a
+        for a in home.areas
+        if sum(home.area_of(e) == a for e in lights) >= 2  # a room with two lights or more
+    )
+    light = next(e for e in lights if home.area_of(e) == area)
+    name, room = home.entities[light].name, home.areas[area].name.lower()
+    cases = [
+        (f"Turn on the light in the {room}.", Intent("light", "turn_on", light), "Which light"),
+        (f"Turn on {name}.", Intent("light", "turn_on", light, clarify="entity"), None),
+        (f"Dim {name}.", Intent("light", "turn_on", light, {"brightness_pct": 30}), "bright"),
+        (f"{name} to 30%.", Intent("light", "turn_on", light, {"brightness_pct": 30}), None),
+    ]
+    for said, intent, asked in cases:
+        task = Task((said, f"{name}, 30%."), (intent,))
+        for seed in range(4):
+            trajectory = await play(home.copy(), task, seed)
+            first = next(
+                m for m in trajectory.messages if m["role"] == "assistant" and m["content"]
+            )
+            question = first["content"] if first["content"].endswith("?") else None
+            assert (question is None) == (asked is None), (said, seed, question)
+            assert asked is None or asked in str(question), (said, seed, question)
+            assert trajectory.done

@@ -41,7 +41,7 @@ def home() -> Home:
     return make_home(3, "apartment")
 
 
-def task(*intents: Intent, request: str = "Could you sort out the lights?") -> Task:
+def task(*intents: Intent, request: str = "Could you sort out the kitchen ceiling light?") -> Task:
     made = Task((request, "(answered by the simulator)"), intents)
     made.check(home())
     return made
@@ -78,7 +78,7 @@ async def test_a_missing_value_is_answered_with_the_hidden_one(seed: int) -> Non
     assert trajectory.done
     assert trajectory.end_reason == "done"
     assert "bright" in replies(trajectory)[0].lower()
-    assert said[0] == "Could you sort out the lights?"
+    assert said[0] == "Could you sort out the kitchen ceiling light?"
     assert "45%" in said[1]
     assert "%" not in said[1].replace("45%", "")
     assert said[-1] in CLOSINGS
@@ -115,7 +115,7 @@ def test_the_same_question_twice_gets_the_same_value() -> None:
 async def test_only_unfinished_intents_are_restated() -> None:
     """The agent turns on the lamp but never opens the blinds: the user asks for the blinds
     again, and only for them, until the turns run out."""
-    both = task(DESK_LAMP, BLINDS, request="Lamp on and blinds open in the study, please.")
+    both = task(DESK_LAMP, BLINDS, request="Desk lamp on and blinds open in the study, please.")
     trajectory, said = await play(both, 1, agent_task=task(DESK_LAMP), max_turns=3)
     assert not trajectory.done
     assert trajectory.end_reason == "max_turns"

@@ -311,7 +311,7 @@ class _Scripter:
         valued = _value_key(first.intent) not in (None, "hvac_mode")
         clarity = rng.choice([c for c in CLARITIES if valued or c in ("clear", "ambiguous")])
         twins = self._twins(first.intent["entity_id"])
-        if clarity == "ambiguous" and not twins:
+        if clarity == "ambiguous" and not self._vague(first.intent["entity_id"], first.room):
             clarity = "implicit" if first.need != "chore" else "clear"
         if clarity == "implicit" and (twins or first.need == "chore"):
             clarity = "clear"
@@ -333,7 +333,8 @@ class _Scripter:
             memory=(memory and rng.random() < 0.3) or clarity == "implicit",
         )
         intents = [dict(need.intent) for need in chosen]
-        guard = self._guard(chosen[-1]) if qtype.dependency == "dependent" else None
+        unnamed = first.intent["entity_id"] if clarity == "ambiguous" else None
+        guard = self._guard(chosen[-1], unnamed) if qtype.dependency == "dependent" else None
         if guard is None:
             qtype = replace(qtype, dependency="independent")
         else:
@@ -427,8 +428,9 @@ class _Scripter:
             if e != entity_id and e.startswith(domain + ".") and self.home.area_of(e) == room
         ]
 
-    def _guard(self, need: _Need) -> tuple[str, str] | None:
-        """An only_if on an entity in the need's room (usually one that holds), and its words."""
+    def _guard(self, need: _Need, unnamed: str | None = None) -> tuple[str, str] | None:
+        """An only_if on an entity in the need's room (usually one that holds), and its words;
+        never on `unnamed`, the device an ambiguous request leaves out (the guard would name it)."""
         entity_id, room = need.intent["entity_id"], need.room
         options = []
         for other in sorted(self.home.entities):
@@ -460,7 +462,8 @@ class _Scripter:
                         "",
                     )
                 )
-        if entity_id.partition(".")[0] in ("light", "switch", "fan", "climate", "media_player"):
+        own = entity_id.partition(".")[0] in ("light", "switch", "fan", "climate", "media_player")
+        if own and entity_id != unnamed:
             on = self.home.states[entity_id].state != "off"
             words = "is_on" if on == (self.rng.random() < 0.85) else "is_off"
             test = f'state("{entity_id}") {"!=" if words == "is_on" else "=="} "off"'
@@ -557,13 +560,11 @@ class _Scripter:
         self, intent: dict[str, Any], room: str, qtype: QueryType, device: str | None = None
     ) -> str:
         """The request for the first intent, as the clarity says; `device` names it."""
-        bank = self.phrases
         if qtype.clarity == "missing_slot":
             command = self._command(intent, room, "missing", device)
             return self._tone(_pronoun(command), qtype.tone)
         if qtype.clarity == "ambiguous":
-            noun = bank["nouns"].get(intent["entity_id"].partition(".")[0], "device")
-            device = f"the {noun} in {self._room(room)}"
+            device = self._unnamed(intent["entity_id"], room)
             return self._tone(self._command(intent, room, "commands", device), qtype.tone)
         kind = "memory" if qtype.memory else "commands"
         return self._tone(_pronoun(self._command(intent, room, kind, device)), qtype.tone)
@@ -615,6 +616,21 @@ class _Scripter:
     def _tone(self, command: str, tone: str, kind: str = "tones") -> str:
         template = self.rng.choice(self.phrases[kind][tone])
         return str(template).format(cmd=command, Cmd=_cap(command))
+
+    def _unnamed(self, entity_id: str, room: str) -> str:
+        """The device as an ambiguous request says it: "the light in the living room"."""
+        noun = self.phrases["nouns"].get(entity_id.partition(".")[0], "device")
+        return f"the {noun} in {self._room(room)}"
+
+    def _vague(self, entity_id: str, room: str) -> bool:
+        """Whether the ambiguous request's words fit two devices or more of the room: none of
+        them is named by what is left of its name without the room's ("the speaker in the
+        living room" names the Living Room Speaker)."""
+        said = sentences.words(self._unnamed(entity_id, room))
+        place = self._room(room).removeprefix("the ")
+        group = [entity_id, *self._twins(entity_id)]
+        names = [self._device(e).removeprefix("the ") for e in group]
+        return len(group) > 1 and not any(sentences.within(n, place) in said for n in names)
 
     def _device(self, entity_id: str) -> str:
         """The device as a request names it: "the living room floor lamp", "Yuki's desk lamp"."""
