@@ -194,6 +194,7 @@ CONFIRM_QUESTIONS = ("Just to be sure: shall I {do}?", "Do you want me to {do}? 
 _PROMPT_AREA = re.compile(r"^### (.*) \(area_id (\S+)\)$")
 _PROMPT_COUNTED = re.compile(r"^- (.*) \(area_id (\S+)\): ")
 _PROMPT_MEMORY = "# What you know about the user"
+_CLAUSE = re.compile(r"[.,;:!?]+")
 # The fields whose value the user chooses: a request that states none leaves it open.
 CHOSEN = frozenset(
     (
@@ -313,8 +314,9 @@ class Seen:
         if name is None:
             return None
         room = self.room(area) if area else ""
-        if sentences.words(name) in text or (
-            sentences.within(name, room) in text and sentences.words(room) in text
+        short = sentences.within(name, room)
+        if sentences.words(name) in text or any(
+            _near(short, room, sentences.words(clause)) for clause in _CLAUSE.split(words)
         ):
             return True
         domain = entity_id.partition(".")[0]
@@ -706,6 +708,16 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
     expected = STATE_WORDS.get((state.domain, answer.expected), _plain(answer.expected))
     replies = AFFIRMED if state.state == answer.expected else DENIED
     return rng.choice(replies).format(name=name, state=words, expected=expected)
+
+
+def _near(short: str, room: str, text: str) -> bool:
+    """Whether a clause (as `sentences.words`) says a name and its room within a few words of
+    each other ("the floor lamp in the living room", "im Wohnzimmer die Stehlampe")."""
+    place = sentences.words(room)
+    if not room or short == place:
+        return False
+    a, b = re.escape(short.strip()), re.escape(place.strip())
+    return re.search(rf" (?:{a}(?: \w+){{0,3}} {b}|{b}(?: \w+){{0,3}} {a}) ", text) is not None
 
 
 def _states(text: str, key: str, value: Any, code: str) -> bool:

@@ -16,7 +16,7 @@ from agent.episode import Trajectory, run_episode
 from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.datasets import reads_hidden, trajectory_row
 from agent.policies.careless import CarelessTeacher
-from agent.policies.teacher import TeacherPolicy
+from agent.policies.teacher import Seen, TeacherPolicy
 from agent.task import Intent, Task, TaskError, intent_condition
 from twin.conditions import compile_condition
 from twin.home import Home
@@ -387,3 +387,32 @@ async def test_the_teacher_asks_from_the_words_not_from_the_clarify_flag() -> No
             assert (question is None) == (asked is None), (said, seed, question)
             assert asked is None or asked in str(question), (said, seed, question)
             assert trajectory.done
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("Turn on the ceiling light in the studio.", True),
+        ("Studio ceiling light on, please.", True),
+        ("Make the light in the studio 85%. Set entrance ceiling light to 85.", False),
+        ("Turn on the light in the studio.", False),
+        ("It's dark in the entrance.", False),  # the entrance's one light is another
+        ("Turn on the lamp.", False),
+    ],
+)
+def test_words_single_out_a_device_by_name_by_name_in_its_room_or_as_the_only_one(
+    said: str, named: bool
+) -> None:
+    prompt = "\n".join(
+        [
+            "### Studio (area_id studio)",
+            "- light.studio_ceiling_light: Studio Ceiling Light",
+            "- light.studio_lamp: Studio Lamp",
+            "### Entrance (area_id entrance)",
+            "- light.entrance_ceiling_light: Entrance Ceiling Light",
+        ]
+    )
+    seen = Seen.read([{"role": "system", "content": prompt}, {"role": "user", "content": said}])
+    assert seen.named("light.studio_ceiling_light", said) is named
+    assert seen.named("light.entrance_ceiling_light", "It's dark in the entrance.") is True
+    assert seen.named("light.hall", said) is None  # not seen: a look comes first
