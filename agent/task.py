@@ -4,8 +4,9 @@ An `Intent` is one Home Assistant service call on one entity. Its `condition` (i
 condition language, twin/conditions.py) says that the call's outcome is there; it is compiled from
 the call by `intent_condition`, from the outcomes the service's domain declares
 (twin.domains.descriptor) and the call's fields, for every service whose outcome is a state or an
-attribute (relative services such as toggle or volume_up, and colours, whose shown value depends
-on the bulb's colour mode, have none). `clarify` records the slot the request leaves out on purpose
+attribute; a relative change (volume_up, brightness_step_pct) is a comparison with the value at
+the task's start, `was()` (toggle, and colours, whose shown value depends on the bulb's colour
+mode, have none). `clarify` records the slot the request leaves out on purpose
 (a field such as "temperature", or "entity" when it does not say which device), which the user
 gives when asked; an agent (the teacher too) decides to ask from the words, not from it;
 `only_if` is a condition on the home's state at the task's start: the intent applies only if it
@@ -91,6 +92,11 @@ RENAMED_FIELDS: Mapping[str, tuple[str, Callable[[Any], Any]]] = MappingProxyTyp
         "away_mode": ("away_mode", lambda on: "on" if on else "off"),
     }
 )
+# Fields that move an attribute by their value (up when positive), from where it was at the
+# task's start.
+RELATIVE_FIELDS: Mapping[str, str] = MappingProxyType(
+    {"brightness_step_pct": "brightness", "brightness_step": "brightness"}
+)
 # What an impossible request's `absent` filters by: list_entities' arguments.
 LOOKUPS = ("area", "floor", "domain")
 # Fields that leave nothing lasting to check (how, not what).
@@ -121,8 +127,15 @@ def _outcomes(
         tests.append((STATE, f"state({ref}) {state_test}"))
     if (fixed := declared.attribute_outcomes.get(service)) is not None:
         tests.append((fixed[0], f"attr({ref}, {json.dumps(fixed[0])}) == {_literal(fixed[1])}"))
+    if (moved := declared.relative_outcomes.get(service)) is not None:
+        tests.append((moved[0], _moved(ref, *moved)))
     for key, value in data.items():
         if key in IGNORED_FIELDS:
+            continue
+        if key in RELATIVE_FIELDS:
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value:
+                raise TaskError(f"{key} must be a number other than 0, got {value!r}")
+            tests.append((RELATIVE_FIELDS[key], _moved(ref, RELATIVE_FIELDS[key], value)))
             continue
         if key in SAME_NAME_FIELDS:
             shown = key
@@ -142,6 +155,12 @@ def _outcomes(
             "leaves no trace); use a service that sets a state or an attribute"
         )
     return tests
+
+
+def _moved(ref: str, attribute: str, way: float) -> str:
+    """The test that `attribute` went up (`way` > 0) or down from where it was at the start."""
+    name = json.dumps(attribute)
+    return f"attr({ref}, {name}) {'>' if way > 0 else '<'} was({ref}, {name})"
 
 
 def _literal(value: Any) -> str:

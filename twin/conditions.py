@@ -14,7 +14,9 @@ into nested closures; its text is never passed to eval:
   state.
 - `area(id).temperature` (humidity, illuminance, co2, pm25): the area's air as the room physics
   keeps it (`home.rooms`), whether or not a sensor shows it.
-- `unchanged(id)`: the same state and attributes as at the task's start.
+- `unchanged(id)`: the same state and attributes as at the task's start; `was(id, name)`: an
+  attribute as it was then, None when absent (a relative change: `attr("light.desk",
+  "brightness") > was("light.desk", "brightness")`).
 - `item(id, name)`: the status ("needs_action", "completed") of the item of a list (a to-do
   list's, which Home Assistant shows in no state) whose summary or uid is `name`; None when the
   list has no such item.
@@ -117,6 +119,7 @@ _USAGE = {
     "state": 'state("light.kitchen")',
     "says": 'says(state("cover.garage_door"))',
     "unchanged": 'unchanged("lock.front_door")',
+    "was": 'was("light.kitchen", "brightness")',
 }
 _ARITY = {
     "approx": 3,
@@ -129,6 +132,7 @@ _ARITY = {
     "says": 1,
     "state": 1,
     "unchanged": 1,
+    "was": 2,
 }
 _FUNCTIONS = ", ".join(_USAGE)
 _NUMBERS = frozenset({int, float})
@@ -547,6 +551,8 @@ class _Compiler:
             )
         if name == "item":
             return _item(entity_id, self._string(node.args[1], "the item's name", '"Milk"'))
+        if name == "was":
+            return _was(entity_id, self._string(node.args[1], "the attribute name", '"brightness"'))
         if name == "state":
             return _Compiled(_state(entity_id), "text")
         if name == "num":
@@ -713,17 +719,32 @@ def _unchanged(entity_id: str) -> Fn:
         current = home.states.get(entity_id)
         if current is None:
             raise _missing(entity_id)
-        before = given.start.get(entity_id)
-        if before is None:
-            raise ConditionError(
-                f"unchanged({entity_id!r}) needs the task's start state of {entity_id}; "
-                "evaluate with the start snapshot's states"
-            )
+        before = _start(given, entity_id, "unchanged")
         return current is before or (
             current.state == before.state and current.attributes == before.attributes
         )
 
     return unchanged
+
+
+def _was(entity_id: str, name: str) -> _Compiled:
+    def was(home: Home, given: Given) -> Any:
+        if entity_id not in home.states:
+            raise _missing(entity_id)
+        return _start(given, entity_id, "was").attributes.get(name)
+
+    return _Compiled(was, "any")
+
+
+def _start(given: Given, entity_id: str, function: str) -> State:
+    """The entity's state at the task's start, which unchanged() and was() compare with."""
+    before = given.start.get(entity_id)
+    if before is None:
+        raise ConditionError(
+            f"{function}({entity_id!r}) needs the task's start state of {entity_id}; "
+            "evaluate with the start snapshot's states"
+        )
+    return before
 
 
 def says_value(reply: str | None, value: Any) -> bool:

@@ -96,6 +96,10 @@ REQUESTS: Mapping[str, str] = {
     "clean_spot": "spot-clean with {the}",
     "media_play": "get {the} playing",
     "media_pause": "pause {the}",
+    "volume_up": "turn {the} up a bit",
+    "volume_down": "turn {the} down a bit",
+    "increase_speed": "speed up {the}",
+    "decrease_speed": "slow down {the}",
     "media_stop": "stop {the}",
 }
 VALUE_ANSWERS = (

@@ -98,6 +98,8 @@ WRONG_SERVICES: Mapping[tuple[str, str], str] = {
     ("water_heater", "set_operation_mode"): "set_mode",
     ("valve", "open_valve"): "open",
     ("climate", "set_fan_mode"): "set_fan_speed",
+    ("media_player", "volume_down"): "volume_decrease",
+    ("fan", "increase_speed"): "speed_up",
 }
 # A sibling domain with the same on/off services, for a call on the wrong domain.
 WRONG_DOMAINS: Mapping[str, str] = {
@@ -148,10 +150,15 @@ DONE: Mapping[str, str] = {
     "media_pause": "paused {name}",
     "media_stop": "stopped {name}",
     "play_media": "started playing on {name}",
+    "volume_up": "turned {name} up",
+    "volume_down": "turned {name} down",
+    "increase_speed": "sped up {name}",
+    "decrease_speed": "slowed down {name}",
 }
 FIELD_WORDS: Mapping[str, tuple[str, Callable[[Any], str]]] = {
     "brightness_pct": ("brightness", lambda v: f"{v:g}%"),
     "brightness": ("brightness", lambda v: f"{round(v / 2.55)}%"),
+    "brightness_step_pct": ("brightness", lambda v: f"{v:+g}% of where it was"),
     "temperature": ("temperature", lambda v: f"{v:g}°C"),
     "target_temp_low": ("low end", lambda v: f"{v:g}°C"),
     "target_temp_high": ("high end", lambda v: f"{v:g}°C"),
@@ -314,7 +321,7 @@ class Seen:
         if name is None:
             return None
         room = self.room(area) if area else ""
-        short = sentences.within(name, room)
+        short = sentences.within(name, room)  # said with the room in one clause
         if sentences.words(name) in text or any(
             _near(short, room, sentences.words(clause)) for clause in _CLAUSE.split(words)
         ):
@@ -710,14 +717,11 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
     return rng.choice(replies).format(name=name, state=words, expected=expected)
 
 
-def _near(short: str, room: str, text: str) -> bool:
-    """Whether a clause (as `sentences.words`) says a name and its room within a few words of
-    each other ("the floor lamp in the living room", "im Wohnzimmer die Stehlampe")."""
+def _near(short: str, room: str, clause: str) -> bool:
+    """Whether a clause (as `sentences.words`) says a name and its room ("the floor lamp in the
+    living room", "im Wohnzimmer die Stehlampe", "desk lamp on and blinds open in the study")."""
     place = sentences.words(room)
-    if not room or short == place:
-        return False
-    a, b = re.escape(short.strip()), re.escape(place.strip())
-    return re.search(rf" (?:{a}(?: \w+){{0,3}} {b}|{b}(?: \w+){{0,3}} {a}) ", text) is not None
+    return bool(room) and short != place and short in clause and place in clause
 
 
 def _states(text: str, key: str, value: Any, code: str) -> bool:

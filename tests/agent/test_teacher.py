@@ -282,9 +282,9 @@ def test_an_intent_compiles_to_its_outcome(
     ("domain", "service", "data"),
     [
         ("light", "toggle", {}),
-        ("light", "turn_on", {"brightness_step_pct": 10}),
+        ("light", "turn_on", {"brightness_step_pct": 0}),
+        ("light", "turn_on", {"brightness_step_pct": "up"}),
         ("light", "turn_on", {"rgb_color": [255, 0, 0]}),
-        ("media_player", "volume_up", {}),
         ("light", "dim", {}),
     ],
 )
@@ -416,3 +416,45 @@ def test_words_single_out_a_device_by_name_by_name_in_its_room_or_as_the_only_on
     assert seen.named("light.studio_ceiling_light", said) is named
     assert seen.named("light.entrance_ceiling_light", "It's dark in the entrance.") is True
     assert seen.named("light.hall", said) is None  # not seen: a look comes first
+
+
+@pytest.mark.parametrize(
+    ("service", "data", "opposite"),
+    [
+        ("turn_on", {"brightness_step_pct": 20}, ("turn_on", {"brightness_step_pct": -20})),
+        ("turn_on", {"brightness_step_pct": -20}, ("turn_on", {"brightness_pct": 100})),
+        ("volume_down", {}, ("volume_up", {})),
+    ],
+)
+async def test_a_relative_change_is_checked_against_the_start(
+    service: str, data: dict[str, Any], opposite: tuple[str, dict[str, Any]]
+) -> None:
+    """ "A bit brighter" holds once the brightness is above where it was, whatever the step;
+    the teacher makes it, and the opposite change fails."""
+    domain = "light" if "brightness_step_pct" in data else "media_player"
+    home, entity_id = next(
+        (home, entity_id)
+        for home in (make_home(seed, "house") for seed in range(20))
+        for entity_id in sorted(home.states)
+        if entity_id.startswith(f"{domain}.") and relative_ready(home, entity_id)
+    )
+    intent = Intent(domain, service, entity_id, data)
+    assert "was(" in intent.condition
+    task = Task((f"{home.entities[entity_id].name}: {service} {data}.",), (intent,))
+    task.check(home)
+    assert (await play(home.copy(), task, 0)).done
+    other = home.copy()
+    start = other.snapshot().states
+    other.call_service(domain, opposite[0], opposite[1], {"entity_id": entity_id})
+    assert not all(compile_condition(c).holds(other, start) for c in task.conditions(home))
+
+
+def relative_ready(home: Home, entity_id: str) -> bool:
+    """Whether the entity is on at a level a step can move both ways."""
+    attributes = home.states[entity_id].attributes
+    if entity_id.startswith("light."):
+        return 80 <= (attributes.get("brightness") or 0) <= 180
+    return (
+        home.states[entity_id].state == "playing"
+        and 0.2 <= attributes.get("volume_level", 0) <= 0.8
+    )

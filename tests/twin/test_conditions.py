@@ -16,6 +16,7 @@ from twin.catalog import load_catalog
 from twin.conditions import Condition, compile_condition
 from twin.errors import ConditionError, TwinError
 from twin.home import Home
+from twin.homemaker import make_home
 from twin.registry import Area, Device, EntityEntry, Floor
 from twin.room import RoomClimate
 
@@ -425,6 +426,23 @@ def test_unchanged_compares_state_and_attributes_with_the_start(home: Home) -> N
 def test_unchanged_needs_the_start_states(home: Home) -> None:
     with pytest.raises(ConditionError, match=r"needs the task's start state of switch\.desk"):
         compile_condition('unchanged("switch.desk")').holds(home)
+    with pytest.raises(ConditionError, match=r"was\('switch\.desk'\) needs the task's start"):
+        compile_condition('was("switch.desk", "brightness") == 1').holds(home)
+
+
+def test_was_reads_an_attribute_at_the_start_for_a_relative_change() -> None:
+    home = make_home(3, "house")
+    light = next(
+        e for e in sorted(home.states) if e.startswith("light.") and home.state(e).state == "on"
+    )
+    brighter = compile_condition(f'attr("{light}", "brightness") > was("{light}", "brightness")')
+    start = home.snapshot().states
+    assert not brighter.holds(home, start)
+    home.call_service("light", "turn_on", {"brightness_step_pct": 10}, {"entity_id": light})
+    assert brighter.holds(home, start)
+    assert compile_condition(f'was("{light}", "nothing") == None').holds(home, start)
+    with pytest.raises(ConditionError, match="not found"):
+        compile_condition('was("light.nope", "brightness") == 1').holds(home, start)
 
 
 def test_conditions_follow_service_calls(home: Home) -> None:

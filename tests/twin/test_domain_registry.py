@@ -143,6 +143,7 @@ def test_the_descriptor_holds_every_kind_of_domain_knowledge() -> None:
         "fields",
         "state_outcomes",
         "attribute_outcomes",
+        "relative_outcomes",
         "carrying",
         "contents",
         "spoken",

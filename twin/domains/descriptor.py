@@ -119,7 +119,9 @@ class Domain:
     the project reads of it (see the module's docstring).
 
     `state_outcomes` are the state each service leaves, as a test on state(id) such as
-    `== "on"`; `attribute_outcomes` the (attribute, value) a service leaves. `color` is what
+    `== "on"`; `attribute_outcomes` the (attribute, value) a service leaves; `relative_outcomes`
+    the attribute a service moves and which way (1 up, -1 down: volume_up), which a goal compares
+    with its value at the task's start. `color` is what
     twin.plots draws its devices in, so that the same kind of device looks the same everywhere.
     `contents` names the memory (`hidden`) key of what an entity holds that Home Assistant gives
     only through a response (a to-do list's items): the manual shows it, and goal conditions read
@@ -137,6 +139,7 @@ class Domain:
     fields: Mapping[str, FieldNotes] = field(default_factory=dict)
     state_outcomes: Mapping[str, str] = field(default_factory=dict)
     attribute_outcomes: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
+    relative_outcomes: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     carrying: Carrying = field(default_factory=Carrying)
     contents: str | None = None
     spoken: Mapping[str, tuple[Spoken, ...]] = field(default_factory=dict)
@@ -146,7 +149,8 @@ class Domain:
     def __post_init__(self) -> None:
         """Refuse outcomes or words for services the domain does not have (a typo would go
         unseen)."""
-        for service in (*self.state_outcomes, *self.attribute_outcomes, *self.spoken):
+        outcomes = (*self.state_outcomes, *self.attribute_outcomes, *self.relative_outcomes)
+        for service in (*outcomes, *self.spoken):
             if service not in self.services:
                 raise ValueError(
                     f"{self.name}: an outcome or intent for {service!r}, which is no service of "

@@ -354,6 +354,10 @@ DOMAIN = Domain.of(
         ATTR_DIRECTION: FieldNotes(options=DIRECTIONS),
     },
     state_outcomes=ON_OFF_OUTCOMES,
+    relative_outcomes={
+        "increase_speed": (ATTR_PERCENTAGE, 1),
+        "decrease_speed": (ATTR_PERCENTAGE, -1),
+    },
     carrying=Carrying(
         capabilities=frozenset({ATTR_PRESET_MODES, ATTR_PERCENTAGE_STEP}),
         arguments=from_arguments,

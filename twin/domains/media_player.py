@@ -592,6 +592,7 @@ DOMAIN = Domain.of(
         "media_pause": '== "paused"',
         "media_stop": 'not in ("playing", "paused", "buffering")',
     },
+    relative_outcomes={"volume_up": (ATTR_VOLUME_LEVEL, 1), "volume_down": (ATTR_VOLUME_LEVEL, -1)},
     carrying=Carrying(
         capabilities=frozenset({ATTR_SOURCE_LIST, ATTR_SOUND_MODE_LIST}),
         arguments=from_arguments,

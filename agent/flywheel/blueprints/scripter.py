@@ -100,6 +100,8 @@ FEELINGS: Mapping[str, str] = {
 }
 Paraphrase = Callable[[str], str]
 REASONS = 0.45  # how often a request says why
+RELATIVE = 0.5  # how often a change made in steps is asked for as one ("a bit brighter")
+STEP = 20  # the step of a relative brightness change, in percent
 QUESTIONS = 0.12  # how often an English request is a status question
 IMPOSSIBLE = 0.06  # ... asks for a kind of device the room does not have
 ASKING = re.compile(r"(is|are|what|what's|how|how's|do|does|which|who|where|can)\b", re.I)
@@ -181,9 +183,15 @@ class _Scripter:
             if white and named is not None and self.rng.random() < 0.4:
                 data["color_temp_kelvin"] = named
             dim = air.illuminance < 300 or not 8 <= self.hour < 18
-            if dim and (state.state == "off" or now < level - 15):
+            steps = "brightness_step_pct" in fields.get("turn_on", {}) and state.state == "on"
+            relative = steps and self.rng.random() < RELATIVE
+            if dim and relative and now <= 100 - STEP:
+                yield "dark", _call("light", "turn_on", {"brightness_step_pct": STEP})
+            elif dim and (state.state == "off" or now < level - 15):
                 yield "dark", _call("light", "turn_on", data)
-            if state.state == "on" and now > level + 15:
+            if relative and now > level + 15 and now > 2 * STEP:
+                yield "bright", _call("light", "turn_on", {"brightness_step_pct": -STEP})
+            elif state.state == "on" and now > level + 15:
                 yield "bright", _call("light", "turn_on", {"brightness_pct": level})
             if state.state == "on":
                 yield "chore", _call("light", "turn_off", {})
@@ -220,8 +228,11 @@ class _Scripter:
         elif domain == "media_player" and state.state == "playing":
             if "media_pause" in fields:
                 yield "noisy", _call("media_player", "media_pause", {})
-            volume = attrs.get("volume_level")
-            if "volume_set" in fields and volume is not None and volume > 0.15:
+            volume = attrs.get("volume_level") or 0
+            loud = volume > 0.15
+            if "volume_down" in fields and loud and self.rng.random() < RELATIVE:
+                yield "noisy", _call("media_player", "volume_down", {})
+            elif "volume_set" in fields and loud:
                 quieter = round(min(p.volume, volume / 2) * 20) / 20 or 0.05
                 yield "noisy", _call("media_player", "volume_set", {"volume_level": quieter})
             if "media_next_track" in fields:
@@ -267,6 +278,9 @@ class _Scripter:
                 yield "shower", _call("water_heater", "set_temperature", {"temperature": target})
         if domain == "fan" and state.state == "on" and air.temperature < want - 1:
             yield "cold", _call("fan", "turn_off", {})
+        faster = "increase_speed" in fields and (attrs.get("percentage") or 100) < 100
+        if domain == "fan" and state.state == "on" and faster and air.temperature > want + 2:
+            yield "hot", _call("fan", "increase_speed", {})
         if domain == "climate" and state.state == "heat" and air.temperature > want + 2:
             yield "hot", _call("climate", "turn_off", {})
         positioned = "position" in fields.get("set_cover_position", {})
@@ -778,6 +792,8 @@ def _say(intent: Mapping[str, Any], key: str) -> str:
 def _action(intent: Mapping[str, Any]) -> str:
     """The phrase bank's action for an intent."""
     service, data = intent["service"], intent.get("data") or {}
+    if "brightness_step_pct" in data:
+        return "brighter" if data["brightness_step_pct"] > 0 else "dimmer"
     key = _value_key(intent)
     if intent["domain"] == "climate" and service == "set_temperature":
         mode = data.get("hvac_mode")
@@ -808,6 +824,8 @@ def _action(intent: Mapping[str, Any]) -> str:
         "media_play": "play",
         "media_next_track": "next",
         "return_to_base": "dock",
+        "volume_down": "quieter",
+        "increase_speed": "faster",
     }[service]
 
 
@@ -826,7 +844,7 @@ def _base(intent: Mapping[str, Any]) -> dict[str, Any] | None:
     """The first step of a request said in two (coreference): the device switched on, or the
     thermostat put in its mode, before the value; None when the intent has no such step."""
     data = intent.get("data") or {}
-    if intent["service"] == "turn_on" and data:
+    if intent["service"] == "turn_on" and data and "brightness_step_pct" not in data:
         return {**intent, "data": {}}
     if intent["domain"] == "climate" and "hvac_mode" in data and len(data) > 1:
         return {**intent, "service": "set_hvac_mode", "data": {"hvac_mode": data["hvac_mode"]}}
