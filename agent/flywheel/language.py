@@ -43,10 +43,12 @@ def sampled_distinct(sentences: Sequence[str], n: int, seed: int = 0) -> float:
 
 
 class Said(NamedTuple):
-    """What a row's user says first, and the services they mean (a blueprint's intents)."""
+    """What a row's user says first, the services they mean (a blueprint's intents) and the
+    keys of the Home Assistant sentence templates it says them in."""
 
     first_turn: str | None
     services: list[str]
+    templates: list[str]
 
 
 def said(row: Mapping[str, Any]) -> Said:
@@ -54,16 +56,19 @@ def said(row: Mapping[str, Any]) -> Said:
     message; nothing for a row with neither."""
     if "blueprint" in row:
         blueprint = row["blueprint"]
-        task = (json.loads(blueprint) if isinstance(blueprint, str) else blueprint)["task"]
+        data = json.loads(blueprint) if isinstance(blueprint, str) else blueprint
+        task = data["task"]
         meant = [f"{intent['domain']}.{intent['service']}" for intent in task["intents"]]
-        return Said(str(task["turns"][0]), meant)
+        return Said(str(task["turns"][0]), meant, list(data.get("templates", ())))
     users = (m.get("content") for m in row.get("messages") or () if m.get("role") == "user")
-    return Said(next((str(text) for text in users if text), None), [])
+    return Said(next((str(text) for text in users if text), None), [], [])
 
 
 def measures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """The language of the rows' first turns, as `data stats` shows it: how many, the vocabulary,
-    distinct-1 and distinct-2 over samples of SAMPLE, and the most meant service's share."""
+    distinct-1 and distinct-2 over samples of SAMPLE, the Home Assistant sentence templates
+    they say (how many differ, and the share of requests said in one or more), and the most
+    meant service's share."""
     read = [said(row) for row in rows]
     sentences = [row.first_turn for row in read if row.first_turn]
     if not sentences:
@@ -75,6 +80,12 @@ def measures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
         (f"distinct-1 (samples of {SAMPLE})", f"{sampled_distinct(sentences, 1):.3f}"),
         (f"distinct-2 (samples of {SAMPLE})", f"{sampled_distinct(sentences, 2):.3f}"),
     ]
+    if used := {key for row in read for key in row.templates}:
+        said_so = sum(bool(row.templates) for row in read if row.first_turn)
+        shown += [
+            ("Home Assistant templates used", str(len(used))),
+            ("requests in their words", f"{said_so} ({100 * said_so / len(sentences):.1f}%)"),
+        ]
     if meant := Counter(service for row in read for service in row.services):
         top, count = meant.most_common(1)[0]
         total = sum(meant.values())

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import home_assistant_intents
 import jinja2
@@ -99,6 +99,18 @@ class Template:
     lists: frozenset[str]  # the value lists it says them from
     share: Share = "flywheel"
 
+    @property
+    def key(self) -> str:
+        """A short, stable name for the template: its intent and a hash of its text."""
+        return f"{self.intent}/{hashlib.sha256(self.text.encode()).hexdigest()[:8]}"
+
+
+class Saying(NamedTuple):
+    """A sentence and the key of the template it was said from."""
+
+    text: str
+    template: str
+
 
 @dataclass(frozen=True)
 class Language:
@@ -151,10 +163,10 @@ class Language:
         slots: Mapping[str, Any],
         *,
         share: Share = "flywheel",
-    ) -> str | None:
+    ) -> Saying | None:
         """A sentence asking for `intent` on `domain` with exactly these `slots` (names and
-        areas as text, values as numbers or list values), from the templates of `share`;
-        None when none says it in a way Home Assistant reads back."""
+        areas as text, values as numbers or list values), from the templates of `share`, and
+        the template's key; None when none says it in a way Home Assistant reads back."""
         fitting = list(self.usable(intent, domain, frozenset(slots), share))
         weights = [_weight(template, fitting) for template in fitting]
         for _ in range(TRIES if fitting else 0):
@@ -165,7 +177,7 @@ class Language:
             except _Unsayable:
                 continue
             if _reads_well(text, slots) and self.reads_back(text, intent, domain, slots):
-                return text
+                return Saying(text, template.key)
         return None
 
     def usable(

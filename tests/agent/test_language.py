@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.language import (
     SAMPLE,
     Said,
@@ -16,6 +17,7 @@ from agent.flywheel.language import (
     sampled_distinct,
     words,
 )
+from agent.flywheel.sentences import language
 
 
 def test_words_keep_apostrophes_and_drop_punctuation() -> None:
@@ -62,23 +64,26 @@ def test_a_sample_has_a_fixed_size_so_a_bigger_dataset_is_not_more_repetitive() 
     assert len(pool) > SAMPLE
 
 
-def blueprint_row(turn: str, *services_meant: str) -> dict[str, object]:
+def blueprint_row(
+    turn: str, *services_meant: str, templates: tuple[str, ...] = ()
+) -> dict[str, object]:
     intents = [
         {"domain": s.split(".")[0], "service": s.split(".")[1], "entity_id": f"{s.split('.')[0]}.x"}
         for s in services_meant
     ]
-    return {"blueprint": json.dumps({"task": {"turns": [turn, "yes"], "intents": intents}})}
+    task = {"turns": [turn, "yes"], "intents": intents}
+    return {"blueprint": json.dumps({"task": task, "templates": list(templates)})}
 
 
 def test_first_turns_and_services_of_blueprints_and_dialogues() -> None:
     row = blueprint_row("Dim the lamp", "light.turn_on", "cover.close_cover")
-    assert said(row) == Said("Dim the lamp", ["light.turn_on", "cover.close_cover"])
+    assert said(row) == Said("Dim the lamp", ["light.turn_on", "cover.close_cover"], [])
     assert said({"blueprint": json.loads(str(row["blueprint"]))}) == said(row)  # a benchmark's
     dialogue = {
         "messages": [{"role": "system", "content": "..."}, {"role": "user", "content": "Hi"}]
     }
-    assert said(dialogue) == Said("Hi", [])
-    assert said({"messages": []}) == Said(None, [])
+    assert said(dialogue) == Said("Hi", [], [])
+    assert said({"messages": []}) == Said(None, [], [])
 
 
 def test_measures_show_vocabulary_diversity_and_the_top_service() -> None:
@@ -91,3 +96,28 @@ def test_measures_show_vocabulary_diversity_and_the_top_service() -> None:
     assert shown["most meant service"] == "light.turn_on (75.0%)"
     assert float(shown[f"distinct-2 (samples of {SAMPLE})"]) == pytest.approx(5 / 11, abs=1e-3)
     assert measures([{"messages": []}]) == []
+    assert "Home Assistant templates used" not in shown  # none recorded
+
+
+def test_measures_count_the_home_assistant_templates_the_requests_say() -> None:
+    rows = [
+        blueprint_row("turn on the light", "light.turn_on", templates=("HassTurnOn/1",)),
+        blueprint_row("turn on the fan", "fan.turn_on", templates=("HassTurnOn/1",)),
+        blueprint_row("lights on, and the blinds", "light.turn_on", templates=("HassTurnOn/2",)),
+        blueprint_row("it is dark in here", "light.turn_on"),
+    ]
+    shown = dict(measures(rows))
+    assert shown["Home Assistant templates used"] == "2"
+    assert shown["requests in their words"] == "3 (75.0%)"
+
+
+def test_blueprints_record_the_templates_their_requests_are_said_from() -> None:
+    english = language("en")
+    keys = {template.key for templates in english.templates.values() for template in templates}
+    recorded = [
+        blueprint for seed in range(40) if isinstance(blueprint := make_blueprint(seed), Blueprint)
+    ]
+    said_from = [b for b in recorded if b.templates]
+    assert len(said_from) >= len(recorded) // 2
+    assert all(set(b.templates) <= keys for b in said_from)
+    assert all(Blueprint.from_json(b.to_json()) == b for b in said_from)

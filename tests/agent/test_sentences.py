@@ -54,7 +54,7 @@ def test_every_language_says_every_kind_of_request_and_home_assistant_reads_it_b
         if not _fits(code, intent, domain, slots):
             continue  # Portuguese has no fan speeds, Polish no locks
         text = next(
-            (t for _ in range(5) if (t := words.say(rng, intent, domain, slots)) is not None),
+            (t.text for _ in range(5) if (t := words.say(rng, intent, domain, slots)) is not None),
             None,
         )
         assert text is not None, (code, intent, slots)
@@ -116,8 +116,10 @@ def test_the_words_read_as_a_persons() -> None:
             ("HassClimateSetTemperature", "climate", {"name": "radiator", "temperature": 21}),
             ("HassTurnOn", "light", {"name": "desk lamp"}),
         ]:
-            text = words.say(rng, intent, domain, slots)
-            assert text is not None
+            saying = words.say(rng, intent, domain, slots)
+            assert saying is not None
+            text = saying.text
+            assert saying.template.startswith(f"{intent}/")
             low = text.lower().split()
             assert all(a != b for a, b in itertools.pairwise(low)), text
             assert not re.search(r"\b(the|my|our) Amara's", text), text

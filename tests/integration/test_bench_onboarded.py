@@ -78,7 +78,7 @@ def _bare(instance: BenchInstance) -> str | None:
         return None
     name = spoken_name(home.entities[intent.entity_id].name)
     said = english.say(random.Random(0), call[0], intent.domain, {"name": name, **call[1]})
-    return said if said is not None and _matched(said, home) else None
+    return said.text if said is not None and _matched(said.text, home) else None
 
 
 def _matched(text: str, home: Home) -> bool:

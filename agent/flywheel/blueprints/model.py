@@ -67,6 +67,7 @@ class Blueprint:
     memory: tuple[str, ...] = ()
     language: str = "en"
     share: Share = "flywheel"
+    templates: tuple[str, ...] = ()  # keys of the Home Assistant sentence templates it says
 
     def home(self) -> Home:
         """The home in its initial state, named in the blueprint's language (and share)."""
@@ -87,6 +88,8 @@ class Blueprint:
         }
         if self.share != "flywheel":
             data["share"] = self.share
+        if self.templates:
+            data["templates"] = list(self.templates)
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -105,9 +108,16 @@ class Blueprint:
                 memory=tuple(raw["memory"]),
                 language=raw.get("language", "en"),  # v1's rows have none: English
                 share=_share(raw.get("share", "flywheel")),
+                templates=_templates(raw.get("templates", [])),
             )
         except (json.JSONDecodeError, KeyError, TypeError, TaskError) as err:
             raise BlueprintError(f"Not a blueprint: {err}") from err
+
+
+def _templates(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+        raise TypeError(f"templates is a list of template keys, got {value!r}")
+    return tuple(value)
 
 
 def _share(value: Any) -> Share:

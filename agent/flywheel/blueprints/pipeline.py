@@ -72,6 +72,7 @@ def make_blueprint(
         drafted.memory,
         drafted.language,
         drafted.share,
+        drafted.templates,
     )
 
 

@@ -24,10 +24,11 @@ REQUESTED = tuple(sorted(name for name, domain in DOMAINS.items() if domain.aske
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """What the user says, and the agent.task.Answer's fields."""
+    """What the user says, the agent.task.Answer's fields, and the sentence template's key."""
 
     text: str
     answer: dict[str, Any]
+    template: str
 
 
 def question(
@@ -51,7 +52,7 @@ def question(
         intent, domain, slots, answer = rng.choice(options[group])
         said = language.say(rng, intent, domain, slots, share=share)
         if said is not None:
-            return Said(said, answer)
+            return Said(said.text, answer, said.template)
     return None
 
 
@@ -110,7 +111,7 @@ def impossible(
         room = sentences.spoken_name(home.areas[area_id].name, code)
         said = language.say(rng, call[0], domain, {"area": room, **call[1]}, share=share)
         if said is not None:
-            return Said(said, {"absent": {"area": area_id, "domain": domain}})
+            return Said(said.text, {"absent": {"area": area_id, "domain": domain}}, said.template)
     return None
 
 

@@ -133,6 +133,7 @@ class _Scripter:
     ) -> None:
         self.rng, self.profile, self.home, self.code = rng, profile, home, code
         self.share = share
+        self.templates: list[str] = []  # the keys of the sentence templates said from
         self.phrases = _phrases(share)
         self.language = sentences.language(code)
         weather = home.weather
@@ -373,6 +374,7 @@ class _Scripter:
         asked = maker(rng, self.home, code, self.share)
         if asked is None:
             return None
+        self.templates.append(asked.template)
         tone = rng.choice(TONES)
         said = asked.text.rstrip("?")
         if kind == "question":
@@ -624,7 +626,8 @@ class _Scripter:
             slots = {**way, **values}
             said = self.language.say(self.rng, intent_name, domain, slots, share=self.share)
             if said is not None:
-                return said
+                self.templates.append(said.template)
+                return said.text
         return None
 
     def _tone(self, command: str, tone: str, kind: str = "tones") -> str:
@@ -955,6 +958,7 @@ class Draft:
     memory: tuple[str, ...]
     language: str = "en"
     share: Share = "flywheel"
+    templates: tuple[str, ...] = ()  # the Home Assistant sentence templates the request says
 
 
 def draft(
@@ -984,9 +988,21 @@ def draft(
         candidate, qtype, scenes, memory = scripter.candidate(error_rate)
     except _NoNeed as err:
         return Rejected(seed, "scene", "no_need", str(err))
-    if paraphrase is not None:
+    templates = tuple(scripter.templates)
+    if paraphrase is not None:  # other words: no template's
         candidate = replace(candidate, turns=(paraphrase(candidate.turns[0]), *candidate.turns[1:]))
+        templates = ()
     lines = tuple(profile.memory()) if memory else ()
     return Draft(
-        seed, profile, home_type, home, candidate, qtype, tuple(scenes), lines, language, share
+        seed,
+        profile,
+        home_type,
+        home,
+        candidate,
+        qtype,
+        tuple(scenes),
+        lines,
+        language,
+        share,
+        templates,
     )
