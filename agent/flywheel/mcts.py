@@ -499,6 +499,28 @@ def tool_sequence(trajectory: Trajectory) -> list[list[Any]]:
     return [[step.name, step.arguments] for step in trajectory.steps]
 
 
+def actions(trajectory: Trajectory) -> list[list[Any]]:
+    """What the agent did, in order: its tool calls, with their arguments, and where it asked
+    the user (a reply that ends in a question), whatever the wording: the trajectory's
+    strategy (looking first or asking first are two)."""
+    done: list[list[Any]] = []
+    for message in trajectory.messages:
+        if message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls") or []
+        done += [[c["function"]["name"], _arguments(c["function"]["arguments"])] for c in calls]
+        if not calls and str(message.get("content") or "").rstrip().endswith("?"):
+            done.append(["ask"])
+    return done
+
+
+def _arguments(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return text
+
+
 def utterances(trajectory: Trajectory) -> list[str]:
     """What the user said, in order."""
     return [str(m.get("content")) for m in trajectory.messages if m.get("role") == "user"]
@@ -518,7 +540,7 @@ class MethodSummary:
     trajectories: int
     policy_calls: int
     trajectories_per_call: float
-    distinct_per_call: float  # verified trajectories with a tool-call sequence of their own
+    distinct_per_call: float  # verified trajectories with actions of their own (`actions`)
     tool_sequences_per_blueprint: float
     utterances_per_blueprint: float
     prefix_reuses: int
@@ -539,6 +561,9 @@ def summarise(syntheses: Sequence[Synthesis]) -> dict[str, MethodSummary]:
         sequences = sum(
             len({json.dumps(tool_sequence(t), sort_keys=True) for t in s.verified}) for s in group
         )
+        strategies = sum(
+            len({json.dumps(actions(t), sort_keys=True) for t in s.verified}) for s in group
+        )
         said = sum(len({u for t in s.verified for u in utterances(t)}) for s in group)
         out[method] = MethodSummary(
             method,
@@ -547,7 +572,7 @@ def summarise(syntheses: Sequence[Synthesis]) -> dict[str, MethodSummary]:
             verified,
             calls,
             verified / calls if calls else 0.0,
-            sequences / calls if calls else 0.0,
+            strategies / calls if calls else 0.0,
             sequences / count,
             said / count,
             sum(s.prefix_reuses for s in group),

@@ -314,8 +314,8 @@ class Seen:
     def named(self, entity_id: str, words: str) -> bool | None:
         """Whether `words` pick out `entity_id` among the devices of its domain seen so far: by
         its name, by its name within its room ("the floor lamp in the living room"), or as the
-        only one of them in a room they name (or in the home, where they name none); None
-        while the entity has not been seen (a look comes first)."""
+        only one of them in the home or in a room they name; None while the entity has not
+        been seen (a look comes first)."""
         text = sentences.words(words)
         name, area = self.names.get(entity_id), self.areas.get(entity_id)
         if name is None:
@@ -330,8 +330,8 @@ class Seen:
         known = [e for e in self.names if e.partition(".")[0] == domain]
         rooms = {*self.areas.values(), *self.rooms}
         said = [a for a in rooms if sentences.words(self.room(a)) in text]
-        if not said:
-            return known == [entity_id]
+        if known == [entity_id]:  # the home's only one, as far as the agent has seen
+            return True
         return any([e for e in known if self.areas.get(e) == a] == [entity_id] for a in said)
 
     def room(self, area_id: str) -> str:

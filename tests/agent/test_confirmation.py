@@ -22,7 +22,7 @@ from agent.policies.teacher import TeacherPolicy
 from agent.task import Intent, Task
 from twin.auditor import CONFIRMING_POLICY, DEFAULT_POLICY
 
-SEED = 72  # a studio whose front door is locked
+SEED = 72  # the user's and the teacher's seed
 DOOR = "lock.front_door_lock"
 UNLOCK = {"domain": "lock", "service": "unlock", "target": {"entity_id": DOOR}}
 LOCK = {"domain": "lock", "service": "lock", "target": {"entity_id": DOOR}}
@@ -30,10 +30,15 @@ LOCK = {"domain": "lock", "service": "lock", "target": {"entity_id": DOOR}}
 
 @cache
 def blueprint(service: str = "unlock") -> Blueprint:
-    """The studio's blueprint with the user's task replaced: `service` the front door."""
-    found = make_blueprint(SEED)
-    assert isinstance(found, Blueprint)
-    assert found.home().states[DOOR].state == "locked"
+    """The first blueprint whose home's front door is locked, with the user's task replaced:
+    `service` the front door."""
+    found = next(
+        blueprint
+        for seed in range(1000)
+        if isinstance(blueprint := make_blueprint(seed), Blueprint)
+        and (door := blueprint.home().states.get(DOOR)) is not None
+        and door.state == "locked"
+    )
     task = Task(("Please unlock the front door.",), (Intent("lock", service, DOOR),))
     return dataclasses.replace(found, task=task)
 

@@ -19,6 +19,7 @@ from agent.flywheel.mcts import (
     Players,
     Search,
     SynthesisConfig,
+    actions,
     roleplay,
     select,
     summarise,
@@ -287,3 +288,28 @@ def test_an_agent_nodes_candidates_take_different_strategies() -> None:
     assert chosen[0] == 100  # the first candidate keeps its seed
     given = Players(SynthesisConfig(), policy=lambda task, seed: TeacherPolicy(task, seed))
     assert given.distinct(task, 7, [7, 7], messages) == 7
+
+
+def test_actions_are_the_tool_calls_and_the_questions_not_the_wording() -> None:
+    """Asking first and inferring are two strategies with the same tool calls; two wordings of
+    one question are one."""
+
+    def trajectory(*assistant: dict[str, Any]) -> Trajectory:
+        return Trajectory(messages=[{"role": "user", "content": "Lamp on"}, *assistant])
+
+    call = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c0",
+                "type": "function",
+                "function": {"name": "get_state", "arguments": '{"entity_id": "light.a"}'},
+            }
+        ],
+    }
+    asked = trajectory({"role": "assistant", "content": "Which lamp?"}, call)
+    reworded = trajectory({"role": "assistant", "content": "Which one do you mean?"}, call)
+    inferred = trajectory(call, {"role": "assistant", "content": "Done."})
+    assert actions(asked) == [["ask"], ["get_state", {"entity_id": "light.a"}]]
+    assert actions(reworded) == actions(asked) != actions(inferred)

@@ -410,12 +410,15 @@ def test_words_single_out_a_device_by_name_by_name_in_its_room_or_as_the_only_on
             "- light.studio_lamp: Studio Lamp",
             "### Entrance (area_id entrance)",
             "- light.entrance_ceiling_light: Entrance Ceiling Light",
+            "- water_heater.boiler: Boiler",
         ]
     )
     seen = Seen.read([{"role": "system", "content": prompt}, {"role": "user", "content": said}])
     assert seen.named("light.studio_ceiling_light", said) is named
     assert seen.named("light.entrance_ceiling_light", "It's dark in the entrance.") is True
     assert seen.named("light.hall", said) is None  # not seen: a look comes first
+    # The home's only water heater, whatever rooms the words name.
+    assert seen.named("water_heater.boiler", f"The water won't get hot. {said}") is True
 
 
 @pytest.mark.parametrize(
