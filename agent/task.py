@@ -32,6 +32,7 @@ set supersedes it ("19 degrees... actually, make it 21"): only final goals are c
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -133,8 +134,9 @@ def _outcomes(
         if key in IGNORED_FIELDS:
             continue
         if key in RELATIVE_FIELDS:
-            if not isinstance(value, int | float) or isinstance(value, bool) or not value:
-                raise TaskError(f"{key} must be a number other than 0, got {value!r}")
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or not value or not math.isfinite(value):
+                raise TaskError(f"{key} must be a finite number other than 0, got {value!r}")
             tests.append((RELATIVE_FIELDS[key], _moved(ref, RELATIVE_FIELDS[key], value)))
             continue
         if key in SAME_NAME_FIELDS:

@@ -284,6 +284,8 @@ def test_an_intent_compiles_to_its_outcome(
         ("light", "toggle", {}),
         ("light", "turn_on", {"brightness_step_pct": 0}),
         ("light", "turn_on", {"brightness_step_pct": "up"}),
+        ("light", "turn_on", {"brightness_step_pct": float("nan")}),
+        ("light", "turn_on", {"brightness_step": True}),
         ("light", "turn_on", {"rgb_color": [255, 0, 0]}),
         ("light", "dim", {}),
     ],
