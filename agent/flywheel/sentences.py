@@ -45,6 +45,7 @@ from hassil.intents import IntentData, RangeSlotList, SlotList, TextSlotList
 from twin.domains import DOMAINS
 
 from ..errors import AgentError
+from .language import words
 
 LANGUAGES = ("en", "de", "fr", "es", "nl", "it", "pl", "pt")
 HELD_OUT = 5  # one template in five is the benchmark's
@@ -75,7 +76,6 @@ FALLOFF = 0.45  # each later alternative is this much less likely than the one b
 Share = Literal["flywheel", "held_out"]
 # Home Assistant's response templates are Jinja, rendered in a sandbox as its own are.
 _JINJA = jinja2.sandbox.ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
-_WORD = re.compile(r"\w+")
 SHARES: tuple[Share, ...] = ("flywheel", "held_out")
 
 
@@ -393,16 +393,16 @@ def spoken_name(name: str, code: str = "en") -> str:
     )
 
 
-def words(text: str) -> str:
-    """Text as its words, lower case and space-padded, so that `words(a) in words(b)` finds a
-    phrase in another at word boundaries."""
-    return f" {' '.join(_WORD.findall(text.casefold()))} "
+def spaced(text: str) -> str:
+    """Text as its words (agent.flywheel.language.words), space-padded, so that `spaced(a) in
+    spaced(b)` finds a phrase in another at word boundaries."""
+    return f" {' '.join(words(text))} "
 
 
 def within(name: str, room: str) -> str:
-    """A device's name within its room, as `words`: the name less the room's words that open
+    """A device's name within its room, as `spaced`: the name less the room's words that open
     it ("Living Room Floor Lamp" in the living room: " floor lamp ")."""
-    full, place = words(name), words(room)
+    full, place = spaced(name), spaced(room)
     return f" {full[len(place) :]}" if full.startswith(place) and full != place else full
 
 

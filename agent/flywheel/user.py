@@ -36,7 +36,7 @@ from ..policies import Message, Policy, PolicyError
 from ..policies.teacher import FIELD_WORDS, NOUNS
 from ..task import Intent, Task
 from .profiles import Profile
-from .sentences import words
+from .sentences import spaced
 
 
 class UserSimulatorError(PolicyError):
@@ -443,7 +443,7 @@ def _asks_for(question: str, intent: Intent) -> bool:
     domain = DOMAINS.get(intent.domain)
     nouns = {intent.domain.replace("_", " "), NOUNS.get(intent.domain, intent.domain)}
     nouns.update(domain.asked.nouns if domain is not None else ())
-    return any(words(noun) in words(question) for noun in nouns)
+    return any(spaced(noun) in spaced(question) for noun in nouns)
 
 
 def _asks(question: str, key: str) -> bool:

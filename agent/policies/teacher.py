@@ -171,6 +171,18 @@ FIELD_WORDS: Mapping[str, tuple[str, Callable[[Any], str]]] = {
     "oscillating": ("oscillation", lambda v: "on" if v else "off"),
     "is_volume_muted": ("mute", lambda v: "on" if v else "off"),
 }
+# The fields whose value the user chooses: a request that states none leaves it open.
+CHOSEN = frozenset(
+    (
+        "brightness_pct",
+        "color_temp_kelvin",
+        "temperature",
+        "percentage",
+        "position",
+        "volume_level",
+        "humidity",
+    )
+)
 HA_REPLIES = 0.3  # how often an English reply is Home Assistant's own response
 OPENERS = ("Done: I {did}.", "I've {did}.", "All set, I {did}.", "OK, I {did}.")
 SKIPPED = (
@@ -202,18 +214,6 @@ _PROMPT_AREA = re.compile(r"^### (.*) \(area_id (\S+)\)$")
 _PROMPT_COUNTED = re.compile(r"^- (.*) \(area_id (\S+)\): ")
 _PROMPT_MEMORY = "# What you know about the user"
 _CLAUSE = re.compile(r"[.,;:!?]+")
-# The fields whose value the user chooses: a request that states none leaves it open.
-CHOSEN = frozenset(
-    (
-        "brightness_pct",
-        "color_temp_kelvin",
-        "temperature",
-        "percentage",
-        "position",
-        "volume_level",
-        "humidity",
-    )
-)
 _PROMPT_ENTITY = re.compile(r"^- ([a-z_]+\.[a-z0-9_]+): (.+?)(?: \[[^\]]*\])?$")
 
 
@@ -316,22 +316,22 @@ class Seen:
         its name, by its name within its room ("the floor lamp in the living room"), or as the
         only one of them in the home or in a room they name; None while the entity has not
         been seen (a look comes first)."""
-        text = sentences.words(words)
+        text = sentences.spaced(words)
         name, area = self.names.get(entity_id), self.areas.get(entity_id)
         if name is None:
             return None
         room = self.room(area) if area else ""
         short = sentences.within(name, room)  # said with the room in one clause
-        if sentences.words(name) in text or any(
-            _near(short, room, sentences.words(clause)) for clause in _CLAUSE.split(words)
+        if sentences.spaced(name) in text or any(
+            _near(short, room, sentences.spaced(clause)) for clause in _CLAUSE.split(words)
         ):
             return True
         domain = entity_id.partition(".")[0]
         known = [e for e in self.names if e.partition(".")[0] == domain]
-        rooms = {*self.areas.values(), *self.rooms}
-        said = [a for a in rooms if sentences.words(self.room(a)) in text]
         if known == [entity_id]:  # the home's only one, as far as the agent has seen
             return True
+        rooms = {*self.areas.values(), *self.rooms}
+        said = [a for a in rooms if sentences.spaced(self.room(a)) in text]
         return any([e for e in known if self.areas.get(e) == a] == [entity_id] for a in said)
 
     def room(self, area_id: str) -> str:
@@ -522,8 +522,7 @@ class TeacherPolicy:
         first = self.task.intents[0]
         area = seen.areas.get(first.entity_id)
         query = self.style.query
-        said = " ".join(seen.said)
-        if query == "state" and seen.named(first.entity_id, said):
+        if query == "state" and seen.named(first.entity_id, " ".join(seen.said)):
             return ToolCall("", "get_state", {"entity_id": first.entity_id})  # named: read it
         if query == "all":
             return ToolCall("", "list_entities", {})
@@ -718,9 +717,9 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
 
 
 def _near(short: str, room: str, clause: str) -> bool:
-    """Whether a clause (as `sentences.words`) says a name and its room ("the floor lamp in the
+    """Whether a clause (as `sentences.spaced`) says a name and its room ("the floor lamp in the
     living room", "im Wohnzimmer die Stehlampe", "desk lamp on and blinds open in the study")."""
-    place = sentences.words(room)
+    place = sentences.spaced(room)
     return bool(room) and short != place and short in clause and place in clause
 
 

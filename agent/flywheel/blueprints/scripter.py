@@ -643,7 +643,7 @@ class _Scripter:
         """Whether the ambiguous request's words fit two devices or more of the room: none of
         them is named by what is left of its name without the room's ("the speaker in the
         living room" names the Living Room Speaker)."""
-        said = sentences.words(self._unnamed(entity_id, room))
+        said = sentences.spaced(self._unnamed(entity_id, room))
         place = self._room(room).removeprefix("the ")
         group = [entity_id, *self._twins(entity_id)]
         names = [self._device(e).removeprefix("the ") for e in group]
