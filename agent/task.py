@@ -43,7 +43,7 @@ from twin.conditions import compile_condition
 from twin.domains import DOMAINS
 from twin.errors import TwinError
 from twin.home import Home
-from twin.tools import list_entities
+from twin.tools import describe, list_entities
 from twin.verifier import Verifier
 
 from .errors import AgentError
@@ -165,6 +165,14 @@ def _moved(ref: str, attribute: str, way: float) -> str:
     return f"attr({ref}, {name}) {'>' if way > 0 else '<'} was({ref}, {name})"
 
 
+def fields_of(home: Home, entity_id: str) -> set[str]:
+    """The service fields the entity takes, as its manual (twin.tools.describe) lists them."""
+    manual = describe(home, entity_id)
+    if not manual.get("success", True):
+        raise TaskError(f"An impossible request names {entity_id}, which the home lacks")
+    return {key for spec in manual["services"].values() for key in spec.get("fields", {})}
+
+
 def _literal(value: Any) -> str:
     if isinstance(value, bool | int | float) or value is None:
         return repr(value)
@@ -247,20 +255,22 @@ class Intent:
 @dataclass(frozen=True)
 class Answer:
     """What the reply to the request must state: `entity_id`'s state (or its `attribute`),
-    or with `expected` whether it shows that value (yes or no); without an entity, that the
-    request cannot be done, `absent` being the list_entities filter that shows the home lacks
-    what was asked for ({"area": "bathroom", "domain": "fan"})."""
+    or with `expected` whether it shows that value (yes or no); or that the request cannot be
+    done: without an entity, `absent` being the list_entities filter that shows the home lacks
+    what was asked for ({"area": "bathroom", "domain": "fan"}); with one, `lacks` the service
+    field that none of the entity's services takes ("color_name" of a white-only bulb)."""
 
     entity_id: str | None = None
     attribute: str | None = None
     expected: str | None = None
     absent: Mapping[str, str] = field(default_factory=dict)
+    lacks: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse an answer that reads nothing it can check, an impossible request that names
         an entity, and fields of the wrong type (TaskError, whatever the input)."""
         texts = {"entity_id": self.entity_id, "attribute": self.attribute}
-        texts |= {"expected": self.expected}
+        texts |= {"expected": self.expected, "lacks": self.lacks}
         for key, value in texts.items():
             if value is not None and not isinstance(value, str):
                 raise TaskError(f"An answer's {key} is text, got {value!r}")
@@ -274,6 +284,14 @@ class Answer:
             raise TaskError("An answer's attribute or expected value needs its entity_id")
         if self.entity_id is not None and self.absent:
             raise TaskError("An answer about an entity cannot say it is absent")
+        if self.lacks is not None and (
+            self.entity_id is None or self.attribute or self.expected is not None
+        ):
+            raise TaskError(
+                "`lacks` names a field the answer's entity_id does not take; it reads no "
+                'attribute or expected value, e.g. {"entity_id": "light.hall", "lacks": '
+                '"color_name"}'
+            )
         if set(self.absent) - set(LOOKUPS):
             raise TaskError(f"`absent` filters by {', '.join(LOOKUPS)}, got {sorted(self.absent)}")
         if self.entity_id is None and not self.absent:
@@ -289,14 +307,14 @@ class Answer:
     @property
     def kind(self) -> str:
         """ "status" (a value), "yes_no" or "impossible"."""
-        if self.entity_id is None:
+        if self.entity_id is None or self.lacks is not None:
             return "impossible"
         return "status" if self.expected is None else "yes_no"
 
     @property
     def condition(self) -> str:
         """The reply check: says() of the value, of whether it is `expected`, or a no."""
-        if self.entity_id is None:
+        if self.kind == "impossible":
             return "says(False)"
         ref = json.dumps(self.entity_id)
         read = f"attr({ref}, {json.dumps(self.attribute)})" if self.attribute else f"state({ref})"
@@ -306,7 +324,7 @@ class Answer:
 
     def reply(self, home: Home) -> str:
         """The plain words that state the answer in `home` (the ground truth's reply)."""
-        if self.entity_id is None:
+        if self.kind == "impossible" or self.entity_id is None:
             return "No."
         state = home.states.get(self.entity_id)
         value = (
@@ -321,7 +339,7 @@ class Answer:
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON-able data, without the fields left at their defaults."""
         out: dict[str, Any] = {}
-        for key in ("entity_id", "attribute", "expected"):
+        for key in ("entity_id", "attribute", "expected", "lacks"):
             if (value := getattr(self, key)) is not None:
                 out[key] = value
         if self.absent:
@@ -414,6 +432,8 @@ class Task:
         for answer in self.answers:
             if answer.absent and list_entities(work, **answer.absent).get("entities", [None]):
                 raise TaskError(f"The home has what the impossible request asks for: {answer}")
+            if answer.lacks is not None and answer.lacks in fields_of(work, str(answer.entity_id)):
+                raise TaskError(f"The device takes what the impossible request asks for: {answer}")
         report = verifier.step(work, " ".join(answer.reply(work) for answer in self.answers))
         failed = [status.text for status in report.conditions if not status.satisfied]
         if failed or report.collateral:

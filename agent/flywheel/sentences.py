@@ -334,8 +334,9 @@ class _Walk:
         items = [_unwrap(i) for i in alternative.items if _said(i)]
         rules = {i.rule_name for i in items if isinstance(i, RuleReference)}
         ending = len(items) == 1 and isinstance(items[0], TextChunk) and items[0].text[:1].isalpha()
-        if ending and re.search(r"\d[\s°%]*\w*$", "".join(self.out)[-24:]):
-            chance = 1.0  # "21 degree[s]": a number's unit takes the number's ending
+        unit = any(self.first(item)[:1] in ("%", "°") for item in items if self.first(item))
+        if (ending or unit) and re.search(r"\d[\s°%]*\w*$", "".join(self.out)[-24:]):
+            chance = 1.0  # "21 degree[s]", "50[%| percent]": a number takes its unit, its ending
         if (rules and rules <= self.rules) or self.rng.random() >= chance:
             return False
         self.walk(_choose(self.rng, Alternative(items=items)))
@@ -500,17 +501,30 @@ def _choose(rng: random.Random, alternative: Alternative) -> Expression:
     return rng.choices(distinct, weights)[0]
 
 
+_SHORT_VERBS = frozenset({"set", "put", "dim"})
+# English sentences a walk may say that no one would: "make the lamp to blue", "set the speed
+# the fan to 50%".
+_ENGLISH_SLIPS = (
+    r"\bmake\b(?:(?!\band\b).)*\bto\b|"
+    r"\b(speed|brightness|colou?r|volume|temperature|position) (the|my|our)\b"
+)
+
+
 def _reads_well(text: str, slots: Mapping[str, Any]) -> bool:
     """No word said twice in a row ("the the", "to to"), no "is there" but before "any" ("is
     there the lamp on"), no two articles in a row ("the our"), and a word of the sentence's
-    own besides the slots' values (not a bare "the desk lamp 40%")."""
+    own besides the slots' values (not a bare "the desk lamp 40%"); in English no "make" with
+    "to" ("make the lamp to blue") and no setting without its "of" ("the speed the fan")."""
     if re.search(r"\b(is|are) there\b(?! any)|\b(the|my|our) (the|my|our)\b", text, re.I):
+        return False
+    if re.search(_ENGLISH_SLIPS, text, re.I):
         return False
     words = text.lower().split()
     rest = text.lower()
     for value in slots.values():
         rest = rest.replace(str(value).lower(), " ")
-    own = re.findall(r"[^\W\d]{4,}", rest)  # a word longer than an article: "turn", "pause"
+    # a word longer than an article ("turn", "pause"), or a short verb ("set the lamp to blue")
+    own = [w for w in re.findall(r"[^\W\d]+", rest) if len(w) >= 4 or w in _SHORT_VERBS]
     return all(a != b for a, b in itertools.pairwise(words)) and bool(own)
 
 

@@ -13,10 +13,13 @@ this order, one message at a time:
    3. read every entity an `only_if` tests with get_state, and drop the intents whose guard
    fails; 4. describe each entity before setting a field not set earlier in the
    conversation; 5. call each intent's service, one call per intent or one for several entities
-   with the same service and data; with `mistake_rate`, an intent's first call is a realistic
-   mistake (a value in the wrong unit, a state attribute's name for the field, a service that does
-   not exist), which it fixes after reading the error; a call the auditor holds back for the
-   user's confirmation (twin.confirmation) it asks about, and makes again once the user says yes;
+   with the same service and data, or (a style, where the prompt offers pyexec) all the calls
+   due at once as one pyexec script, with a loop over the entities that take the same call
+   (after a script that failed, one by one); with `mistake_rate`, an intent's first single
+   call is a realistic mistake (a value in the wrong unit, a state attribute's name for the
+   field, a service that does not exist), which it fixes after reading the error; a call the
+   auditor holds back for the user's confirmation (twin.confirmation) it asks about, and makes
+   again once the user says yes;
    6. reply with a short summary.
 
 It acts only on what the user has said so far: the intents of the turns whose follow-up is in
@@ -26,8 +29,9 @@ the hidden intent.
 
 A status question or an impossible request (the task's answers) takes a look at the home by
 the style's query (where the device asked for should be, for an impossible request), a
-get_state of the entity asked about, and a reply that states its value, its yes or no, or that
-the home lacks what was asked for and nothing was changed.
+get_state of the entity asked about (a describe of it, for a feature it lacks), and a reply
+that states its value, its yes or no, or that the home or the device lacks what was asked for
+and nothing was changed.
 
 The seed draws the style once (which query, ask first or not, batched calls, grouping, entity_id
 as text or list, brightness_pct or brightness) and the wording of each message.
@@ -50,6 +54,7 @@ from twin.state import State
 
 from ..flywheel import sentences
 from ..flywheel.sentences import language, spoken, spoken_name
+from ..prompt import PYEXEC
 from ..task import Answer, Intent, Task
 from . import AssistantMessage, Message, ToolCall
 
@@ -170,6 +175,7 @@ FIELD_WORDS: Mapping[str, tuple[str, Callable[[Any], str]]] = {
     "color_temp_kelvin": ("white", lambda v: f"{v} K"),
     "oscillating": ("oscillation", lambda v: "on" if v else "off"),
     "is_volume_muted": ("mute", lambda v: "on" if v else "off"),
+    "color_name": ("colour", str),
 }
 # The fields whose value the user chooses: a request that states none leaves it open.
 CHOSEN = frozenset(
@@ -184,6 +190,7 @@ CHOSEN = frozenset(
     )
 )
 HA_REPLIES = 0.3  # how often an English reply is Home Assistant's own response
+PYEXEC_STYLE = 0.25  # how many seeds make several calls at once as one pyexec script
 OPENERS = ("Done: I {did}.", "I've {did}.", "All set, I {did}.", "OK, I {did}.")
 SKIPPED = (
     "I left {names} alone, since the condition didn't hold",
@@ -201,6 +208,13 @@ LACKING = (
     "There's no {noun} in {room}, so I couldn't do that; nothing was changed.",
     "I can't find a {noun} in {room}, so I haven't changed anything.",
     "Sorry, {room} has no {noun}. I left everything as it is.",
+)
+# The reply to a request for a feature the device lacks ({name} the device, {slot} the
+# feature's words, FIELD_WORDS).
+UNSUPPORTED = (
+    "{name} can't change its {slot}, so I couldn't do that; nothing was changed.",
+    "Sorry, {name} doesn't support {slot}. I've left it as it is.",
+    "That isn't possible: {name} has no {slot} setting, so I haven't changed anything.",
 )
 # How a state is said where its word is not the state's own (an open/closed sensor's on/off).
 STATE_WORDS: Mapping[tuple[str, str], str] = {
@@ -228,6 +242,7 @@ class _Style:
     as_list: bool
     brightness_255: bool
     mistakes: tuple[str | None, ...]
+    pyexec: bool = False  # several calls at once as one pyexec script, where it is offered
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +280,8 @@ class Seen:
     rooms: dict[str, str] = field(default_factory=dict)  # area names by id, from the prompt
     said: list[str] = field(default_factory=list)
     memory: str = ""  # what the prompt says it knows about the user
+    pyexec: bool = False  # whether the prompt offers pyexec
+    made: list[_Call] = field(default_factory=list)  # the service calls that ran, in order
 
     @classmethod
     def read(cls, messages: Sequence[Message]) -> Seen:
@@ -294,6 +311,7 @@ class Seen:
         return seen
 
     def _read_prompt(self, prompt: str) -> None:
+        self.pyexec = PYEXEC in prompt
         area, section = None, ""
         for line in prompt.splitlines():
             if line.startswith("#"):
@@ -341,6 +359,10 @@ class Seen:
     def _add(self, call: _Call) -> None:
         self.calls.append(call)
         result = call.result
+        if call.name == "call_service":
+            self.made.append(call)
+        elif call.name == "pyexec" and call.ok:  # its calls, as the result lists them
+            self.made += [_Call("call_service", dict(c), {}, call.heard) for c in result["calls"]]
         for item in result.get("entities", ()):
             self.names[item["entity_id"]] = item["name"]
             if item.get("area"):
@@ -359,7 +381,11 @@ class Seen:
         }
 
     def services(self) -> list[_Call]:
-        return [call for call in self.calls if call.name == "call_service"]
+        """The service calls made, one by one or by a pyexec script that worked."""
+        return self.made
+
+    def pyexec_failed(self) -> bool:
+        return any(call.name == "pyexec" and not call.ok for call in self.calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +419,7 @@ class TeacherPolicy:
                 rng.choice(_mistakes(intent)) if rng.random() < mistake_rate else None
                 for intent in task.intents
             ),
+            pyexec=random.Random(f"teacher:{seed}:pyexec").random() < PYEXEC_STYLE,
         )
 
     async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
@@ -438,10 +465,13 @@ class TeacherPolicy:
         if not pending:
             latest = [i for i in goals if intents[i].turn == turn]
             return AssistantMessage(self._summary(seen, latest, active, rng))
-        group = self._group(pending)
+        scripted = self.style.pyexec and seen.pyexec and not seen.pyexec_failed()
+        group = pending if scripted and len(pending) > 1 else self._group(pending)
         to_describe = self._to_describe(seen, group)
         if to_describe:
             return self._calls(seen, to_describe)
+        if len(group) > 1 and group == pending and scripted:
+            return self._calls(seen, [self._script(group)])
         return self._calls(seen, [self._service_call(seen, group)])
 
     def unclear(self, seen: Seen) -> list[tuple[Intent, str]]:
@@ -478,10 +508,12 @@ class TeacherPolicy:
         if not seen.calls:
             return self._calls(seen, [self._look(answers[0], seen)])
         observed = seen.observed()
+        described = {c.arguments.get("entity_id") for c in seen.calls if c.name == "describe"}
         unread = [
-            ToolCall("", "get_state", {"entity_id": answer.entity_id})
+            ToolCall("", "describe" if answer.lacks else "get_state", {"entity_id": entity_id})
             for answer in answers
-            if answer.entity_id is not None and answer.entity_id not in observed
+            if (entity_id := answer.entity_id) is not None
+            and entity_id not in (described if answer.lacks else observed)
         ]
         if unread:
             return self._calls(seen, unread)
@@ -576,6 +608,24 @@ class TeacherPolicy:
         if data:
             arguments["data"] = data
         return ToolCall("", "call_service", arguments)
+
+    def _script(self, group: list[int]) -> ToolCall:
+        """One pyexec script for the group's intents: a loop over the entities that take the
+        same call, a line for each other call (written right: a mistake is for single calls)."""
+        calls: dict[str, list[str]] = {}
+        for i in group:
+            intent = self.task.intents[i]
+            data = _variants(intent.data)[-1 if self.style.brightness_255 else 0]
+            head = f"{intent.domain!r}, {intent.service!r}" + (f", {data!r}" if data else "")
+            calls.setdefault(head, []).append(intent.entity_id)
+        lines = []
+        for head, ids in calls.items():
+            if len(ids) == 1:
+                lines.append(f"call_service({head}, entity_id={ids[0]!r})")
+            else:
+                loop = f"    call_service({head}, entity_id=entity_id)"
+                lines += [f"for entity_id in {ids!r}:", loop]
+        return ToolCall("", "pyexec", {"code": "\n".join(lines)})
 
     def _response(self, seen: Seen, index: int) -> str | None:
         """Home Assistant's response, in the task's language, to the intent's call once it
@@ -701,8 +751,11 @@ def _stated(answer: Answer, seen: Seen, observed: Mapping[str, State], rng: rand
         room = seen.room(area) if area else "your home"
         noun = NOUNS.get(domain, domain.replace("_", " "))
         return rng.choice(LACKING).format(noun=noun, room=room)
-    state = observed[answer.entity_id]
     name = _name(seen, answer.entity_id)
+    if answer.lacks is not None:
+        slot = FIELD_WORDS.get(answer.lacks, (answer.lacks.replace("_", " "), str))[0]
+        return rng.choice(UNSUPPORTED).format(name=name, slot=slot)
+    state = observed[answer.entity_id]
     if answer.attribute is not None:
         value = state.attributes.get(answer.attribute)
         return rng.choice(READINGS).format(name=name, value=_plain(value))

@@ -177,6 +177,29 @@ def test_homeenv_v1_plays_the_flow_with_the_teacher_and_the_simulated_user() -> 
     assert total > 0  # asking costs nothing
 
 
+def test_a_pyexec_script_the_auditor_stops_gives_way_to_single_calls_and_a_question() -> None:
+    """A script that unlocks the door is stopped whole (nothing changes); the teacher then makes
+    the calls one by one, asks about the unlock, and makes it once the user says yes."""
+    light = next(e for e in sorted(blueprint().home().states) if e.startswith("light."))
+    lit = "on" if blueprint().home().states[light].state == "off" else "off"
+    intents = (Intent("lock", "unlock", DOOR), Intent("light", f"turn_{lit}", light))
+    task = Task(("Please unlock the front door and switch the light.",), intents)
+    seed = next(seed for seed in range(100) if TeacherPolicy(task, seed).style.pyexec)
+    env = DialogueEnv(dataclasses.replace(blueprint(), task=task), policy=CONFIRMING_POLICY)
+    env.reset(options={"user_seed": SEED})
+    teacher, over = TeacherPolicy(task, seed), False
+    while not over:
+        action = asyncio.run(teacher.act(list(env.trajectory.messages), env.tool_schemas))
+        _, _, terminated, truncated, _ = env.step(action)
+        over = terminated or truncated
+    names = [step.name for step in env.trajectory.steps]
+    assert names.index("pyexec") < names.index("call_service")
+    assert codes(env.trajectory.messages)[names.index("pyexec")] == "confirmation_required"
+    assert (env.trajectory.done, env.trajectory.end_reason) == (True, "done")
+    assert env.home.states[DOOR].state == "unlocked"
+    assert env.home.states[light].state == lit
+
+
 def test_a_snapshot_keeps_what_the_user_was_asked() -> None:
     env = DialogueEnv(blueprint(), policy=CONFIRMING_POLICY)
     env.reset(options={"user_seed": SEED})

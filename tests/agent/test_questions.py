@@ -20,9 +20,10 @@ from agent.flywheel.user import ScriptedUser
 from agent.policies import AssistantMessage, Message, Policy, ToolCall
 from agent.policies.careless import CarelessTeacher
 from agent.policies.teacher import TeacherPolicy
-from agent.task import Answer, Intent, Task, TaskError
+from agent.task import Answer, Intent, Task, TaskError, fields_of
+from twin.home import Home
 from twin.homemaker import make_home
-from twin.tools import list_entities
+from twin.tools import describe, list_entities
 
 
 @cache
@@ -50,14 +51,28 @@ class Says:
 
 
 def play(blueprint: Blueprint, policy: Policy, seed: int = 0) -> Trajectory:
-    home = blueprint.home()
+    return played(blueprint.home(), blueprint.task, policy, seed)
+
+
+def played(home: Home, task: Task, policy: Policy, seed: int = 0) -> Trajectory:
     return asyncio.run(
         run_episode(
             policy,
             TwinBackend(home),
-            ScriptedUser(blueprint.task, seed, home=home),
-            conditions=blueprint.task.conditions(home),
+            ScriptedUser(task, seed, home=home),
+            conditions=task.conditions(home),
         )
+    )
+
+
+def white_only(home: Home) -> str:
+    """A light of `home` that is off and takes no colour."""
+    return next(
+        e
+        for e in sorted(home.states)
+        if e.startswith("light.")
+        and home.states[e].state == "off"
+        and "color_name" not in fields_of(home, e)
     )
 
 
@@ -75,11 +90,17 @@ def test_an_answer_states_its_reply_check_and_refuses_nonsense() -> None:
     missing = Answer(absent={"area": "bathroom", "domain": "fan"})
     assert missing.kind == "impossible"
     assert missing.condition == "says(False)"
+    white = Answer("light.desk", lacks="color_name")
+    assert (white.kind, white.condition) == ("impossible", "says(False)")
     for bad in (
         {},
         {"attribute": "brightness"},
         {"entity_id": "light.desk", "absent": {"domain": "fan"}},
         {"absent": {"colour": "blue"}},
+        {"lacks": "color_name"},
+        {"absent": {"domain": "fan"}, "lacks": "color_name"},
+        {"entity_id": "light.desk", "expected": "on", "lacks": "color_name"},
+        {"entity_id": "light.desk", "lacks": ["color_name"]},
     ):
         with pytest.raises(TaskError):
             Answer(**bad)
@@ -95,19 +116,37 @@ def test_an_impossible_request_is_checked_against_the_home() -> None:
     there = Task(("Turn on the lights.",), (), answers=(Answer(absent={"area": area}),))
     with pytest.raises(TaskError, match="has what"):
         there.check(home)
+    colour = next(e for e in sorted(home.states) if "color_name" in fields_of(home, e))
+    coloured = Task(("Make it blue.",), (), answers=(Answer(colour, lacks="color_name"),))
+    with pytest.raises(TaskError, match="takes what"):
+        coloured.check(home)
+    gone = Task(("Make it blue.",), (), answers=(Answer("light.nowhere", lacks="color_name"),))
+    with pytest.raises(TaskError, match="lacks"):
+        gone.check(home)
+    Task(("Make it blue.",), (), answers=(Answer(white_only(home), lacks="color_name"),)).check(
+        home
+    )
 
 
 def test_the_scripter_asks_both_kinds_in_home_assistants_own_words() -> None:
     """About one request in eight is a status question and one in sixteen an impossible one;
     every one is a sentence Home Assistant's matcher reads, about a device the home names once
-    (a question) or a kind of device its room lacks (an impossible request)."""
+    (a question), a kind of device its room lacks or a feature its device lacks (an impossible
+    request, either kind about as often)."""
     questions, impossible = of("question"), of("impossible")
     assert len(questions) >= 20
     assert len(impossible) >= 8
     assert {a.kind for b in questions for a in b.task.answers} == {"status", "yes_no"}
+    lacked = set()
     for blueprint in impossible:
-        absent = dict(blueprint.task.answers[0].absent)
-        assert list_entities(blueprint.home(), **absent)["entities"] == []
+        answer = blueprint.task.answers[0]
+        if answer.lacks is not None:
+            assert answer.lacks not in fields_of(blueprint.home(), str(answer.entity_id))
+            lacked.add(answer.lacks)
+        else:
+            assert list_entities(blueprint.home(), **answer.absent)["entities"] == []
+    assert 0.25 < len([b for b in impossible if b.task.answers[0].lacks]) / len(impossible) < 0.75
+    assert len(lacked) >= 2  # not only colour
     assert len({b.task.turns[0] for b in asked()}) == len(asked())
     said = question(random.Random(5), make_home(5, "house"))
     assert said is not None
@@ -117,8 +156,10 @@ def test_the_scripter_asks_both_kinds_in_home_assistants_own_words() -> None:
 @pytest.mark.parametrize("kind", ["question", "impossible"])
 def test_the_teacher_looks_then_states_the_answer(kind: str) -> None:
     """Careful or careless, every style of the teacher solves them: a look, a read of the
-    device asked about, a reply that states it, or says the room lacks it, changing nothing."""
-    for blueprint in of(kind)[:10]:
+    device asked about, a reply that states it, or says the room or the device lacks it,
+    changing nothing."""
+    found = of(kind)
+    for blueprint in [b for b in found if b.task.answers[0].lacks][:5] + found[:5]:
         for seed in range(4):
             for policy in (
                 TeacherPolicy(blueprint.task, seed),
@@ -152,6 +193,29 @@ def test_an_impossible_request_fails_when_the_agent_acts_or_claims_success() -> 
     assert succeeded(play(blueprint, Says("Sorry, there is no such device in that room.")))
 
 
+def test_a_feature_the_device_lacks_fails_when_the_agent_tries_it() -> None:
+    """Home Assistant drops a colour a white-only bulb cannot show and turns it on: an agent
+    that tries is caught by the change, one that only says no passes."""
+    home = make_home(0)
+    light = white_only(home)
+    assert "color_name" not in json.dumps(describe(home, light))
+    task = Task(("Make it blue.",), (), answers=(Answer(light, lacks="color_name"),))
+    blue = ToolCall(
+        "call_0",
+        "call_service",
+        {
+            "domain": "light",
+            "service": "turn_on",
+            "target": {"entity_id": light},
+            "data": {"color_name": "blue"},
+        },
+    )
+    assert not succeeded(played(home.copy(), task, Says("That light can't do colours.", blue)))
+    assert not succeeded(played(home.copy(), task, Says("Done, it's blue now.")))
+    assert succeeded(played(home.copy(), task, Says("Sorry, that light can't show colours.")))
+    assert succeeded(played(home.copy(), task, TeacherPolicy(task, 3)))
+
+
 def test_the_dialogue_env_rewards_the_reply_that_answers() -> None:
     """In the env a reply is an action too: the one that states the answer solves the task."""
     blueprint = next(b for b in of("question") if b.task.answers[0].kind == "yes_no")
@@ -179,6 +243,7 @@ def test_the_dialogue_env_rewards_the_reply_that_answers() -> None:
         [{"entity_id": "not an id"}],
         [{"entity_id": "light.x", "expected": [1]}],
         [{"entity_id": 7}],
+        [{"entity_id": "light.x", "lacks": 3}],
         "x",
     ],
 )

@@ -107,7 +107,8 @@ def test_the_benchmarks_templates_are_held_out_of_the_flywheel() -> None:
 
 def test_the_words_read_as_a_persons() -> None:
     """No word said twice in a row, no article before a person's name, a number's unit with
-    the number's ending, no bare name as a request."""
+    the number's ending, a percentage with its "%" or "percent", no "make ... to", no setting
+    without its "of", no bare name as a request."""
     words, rng = language("en"), random.Random(3)
     area = {"name": "desk lamp", "area": "Amara's room"}
     for _ in range(60):
@@ -115,6 +116,9 @@ def test_the_words_read_as_a_persons() -> None:
             ("HassTurnOn", "light", area),
             ("HassClimateSetTemperature", "climate", {"name": "radiator", "temperature": 21}),
             ("HassTurnOn", "light", {"name": "desk lamp"}),
+            ("HassLightSet", "light", {"name": "desk lamp", "brightness": 50}),
+            ("HassLightSet", "light", {"name": "desk lamp", "color": "blue"}),
+            ("HassFanSetSpeed", "fan", {"name": "ceiling fan", "percentage": 50}),
         ]:
             saying = words.say(rng, intent, domain, slots)
             assert saying is not None
@@ -124,6 +128,9 @@ def test_the_words_read_as_a_persons() -> None:
             assert all(a != b for a, b in itertools.pairwise(low)), text
             assert not re.search(r"\b(the|my|our) Amara's", text), text
             assert not re.search(r"\b21 degree\b", text), text
+            assert not re.search(r"\b50\b(?!%| percent)", text), text
+            assert not re.search(r"\bmake\b.*\bto\b", text, re.I), text
+            assert not re.search(r"\b(speed|brightness|colou?r) (the|my|our)\b", text), text
             assert text.lower() != "desk lamp"
 
 

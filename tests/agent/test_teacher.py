@@ -173,6 +173,31 @@ async def test_seeds_vary_the_tool_use_and_one_seed_repeats_itself() -> None:
     assert first.messages == again.messages
 
 
+async def test_one_style_makes_the_calls_due_as_one_pyexec_script_where_it_is_offered() -> None:
+    """Two lights to the same brightness in a loop and the thermostat in a line of one script;
+    with pyexec not offered, the same seed calls the services one by one."""
+    home, task = lights_task()
+    seed = next(seed for seed in range(100) if TeacherPolicy(task, seed).style.pyexec)
+    scripted = await play(home.copy(), task, seed)
+    assert scripted.done
+    assert not scripted.steps[-1].collateral
+    scripts = [step.arguments["code"] for step in scripted.steps if step.name == "pyexec"]
+    assert len(scripts) == 1
+    assert not service_calls(scripted)
+    lights = [intent.entity_id for intent in task.intents[:2]]
+    assert f"for entity_id in {lights!r}:" in scripts[0]
+    assert task.intents[2].entity_id in scripts[0]
+    plain = await run_episode(
+        TeacherPolicy(task, seed),
+        TwinBackend(home.copy(), pyexec=False),
+        task.turns,
+        conditions=task.conditions(home),
+    )
+    assert plain.done
+    assert len(service_calls(plain)) >= 2
+    assert all(step.name != "pyexec" for step in plain.steps)
+
+
 async def test_a_clarify_intent_is_asked_about_before_anything_is_done() -> None:
     home, task = lights_task()
     first = task.intents[2]

@@ -282,6 +282,7 @@ DOMAIN = Domain.of(
         ("open", "closed"),
         nouns=("blind", "blinds", "shade", "shades", "curtain", "curtains", "shutter", "shutters"),
         request=("open_cover", {}),
+        feature_requests=(("set_cover_position", {"position": 50}),),
     ),
     color="#6a994e",
 )

@@ -104,13 +104,16 @@ class Asked:
     """How users ask about a domain's devices: the `states` a yes/no question names (the steady
     values of Home Assistant's state list for the domain: "is the blind open?"), of devices of
     `device_classes` only where given; the `nouns` that name such a device (a room with a
-    device so named has one, whatever its domain); and the service call (`request`: service,
-    data) a user asks of one, for a request a room without one cannot carry out."""
+    device so named has one, whatever its domain); the service call (`request`: service,
+    data) a user asks of one, for a request a room without one cannot carry out; and the calls
+    of one field each that need a feature not every such device has (`feature_requests`: a
+    colour of a white-only bulb), for a request the device cannot carry out."""
 
     states: tuple[str, ...] = ()
     device_classes: frozenset[str] | None = None
     nouns: tuple[str, ...] = ()
     request: tuple[str, Mapping[str, Any]] | None = None
+    feature_requests: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +153,15 @@ class Domain:
         """Refuse outcomes or words for services the domain does not have (a typo would go
         unseen)."""
         outcomes = (*self.state_outcomes, *self.attribute_outcomes, *self.relative_outcomes)
-        for service in (*outcomes, *self.spoken):
+        requested = [service for service, _ in self.asked.feature_requests]
+        for service in (*outcomes, *self.spoken, *requested):
             if service not in self.services:
                 raise ValueError(
                     f"{self.name}: an outcome or intent for {service!r}, which is no service of "
                     f"the domain; its services: {', '.join(self.services) or 'none'}"
                 )
+        if any(len(data) != 1 for _, data in self.asked.feature_requests):
+            raise ValueError(f"{self.name}: a feature request sets exactly one field")
 
     @classmethod
     def of(

@@ -368,6 +368,11 @@ DOMAIN = Domain.of(
         "turn_off": (Spoken("HassTurnOff"),),
         "set_percentage": (Spoken("HassFanSetSpeed", {"percentage": "percentage"}),),
     },
-    asked=Asked(("on", "off"), nouns=("fan", "ventilator", "extractor"), request=("turn_on", {})),
+    asked=Asked(
+        ("on", "off"),
+        nouns=("fan", "ventilator", "extractor"),
+        request=("turn_on", {}),
+        feature_requests=(("set_percentage", {"percentage": 50}),),
+    ),
     color="#4ea8de",
 )

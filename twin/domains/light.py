@@ -647,6 +647,12 @@ DOMAIN = Domain.of(
         ("on", "off"),
         nouns=("light", "lamp", "chandelier", "sconce", "strip", "lights"),
         request=("turn_on", {}),
+        feature_requests=(
+            ("turn_on", {"color_name": "blue"}),
+            ("turn_on", {"color_name": "red"}),
+            ("turn_on", {"color_name": "green"}),
+            ("turn_on", {"brightness_pct": 50}),
+        ),
     ),
     color="#f2c14e",
 )

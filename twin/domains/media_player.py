@@ -23,7 +23,7 @@ from ..registry import EntityEntry
 from ..service import EntityDraft, Service, schema
 from ..state import State
 from ..validation import boolean, shown, small_float, string
-from .descriptor import ON_OFF_SPOKEN, Carrying, Domain, FieldNotes, Spoken
+from .descriptor import ON_OFF_SPOKEN, Asked, Carrying, Domain, FieldNotes, Spoken
 from .rules import EntityRules, flag, index, names, number, one_of, optional, sequence, text
 
 OFF = "off"
@@ -609,5 +609,6 @@ DOMAIN = Domain.of(
             Spoken("HassSetVolume", {"volume_level": "volume_level"}, {"volume_level": 100}),
         ),
     },
+    asked=Asked(feature_requests=(("volume_set", {"volume_level": 0.3}),)),
     color="#9d4edd",
 )

@@ -1,6 +1,7 @@
 """Requests the home answers rather than carries out: status questions ("is the garage door
-open?", "what's the temperature in the kitchen?") and requests for a device the room does not
-have ("turn on the bathroom fan" with no fan there), said in Home Assistant's own sentence
+open?", "what's the temperature in the kitchen?"), requests for a device the room does not
+have ("turn on the bathroom fan" with no fan there) and for a feature the device lacks ("make
+the hall light blue" of a white-only bulb), said in Home Assistant's own sentence
 templates (HassGetState, HassClimateGetTemperature, the commands' own; agent.flywheel.sentences)
 with the home's names. Each comes with its agent.task.Answer's fields: what the reply must state.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from twin.domains import DOMAINS, domain_of
 from twin.home import Home
 
+from ...task import fields_of
 from .. import sentences
 from ..sentences import Share
 
@@ -88,6 +90,14 @@ def _questions(
 def impossible(
     rng: random.Random, home: Home, code: str = "en", share: Share = "flywheel"
 ) -> Said | None:
+    """A request the home cannot carry out, either kind as likely: for a kind of device a room
+    lacks, or for a feature a device lacks; None when the home has all they ask for."""
+    makers = [_absent, _unsupported]
+    rng.shuffle(makers)
+    return next((said for maker in makers if (said := maker(rng, home, code, share))), None)
+
+
+def _absent(rng: random.Random, home: Home, code: str, share: Share) -> Said | None:
     """A request for a kind of device a room lacks (none of its domain there, none named so),
     said by the room ("turn on the fan in the bathroom"); None when every room has them all."""
     language = sentences.language(code)
@@ -112,6 +122,32 @@ def impossible(
         said = language.say(rng, call[0], domain, {"area": room, **call[1]}, share=share)
         if said is not None:
             return Said(said.text, {"absent": {"area": area_id, "domain": domain}}, said.template)
+    return None
+
+
+def _unsupported(rng: random.Random, home: Home, code: str, share: Share) -> Said | None:
+    """A request for a feature a device the home names once lacks (twin.domains' `asked.
+    feature_requests`: "make the hall light blue" of a white-only bulb), said by its name; each
+    kind of feature as likely as another; None when no device lacks one."""
+    language = sentences.language(code)
+    lacking: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (domain, field): (id, name)
+    for entity_id, name in _unique_names(home, code).items():
+        domain = entity_id.partition(".")[0]
+        requests = domain_of(domain).asked.feature_requests
+        taken = fields_of(home, entity_id) if requests else set()
+        for key in {key for _, data in requests for key in data} - taken:
+            lacking.setdefault((domain, key), []).append((entity_id, name))
+    kinds = sorted(lacking)
+    rng.shuffle(kinds)
+    for domain, key in kinds[: sentences.TRIES]:
+        entity_id, name = rng.choice(lacking[domain, key])
+        calls = [call for call in domain_of(domain).asked.feature_requests if key in call[1]]
+        service, data = rng.choice(calls)
+        spoken = sentences.spoken(domain, service, dict(data))
+        slots = {"name": name, **spoken[1]} if spoken else {}
+        said = spoken and language.say(rng, spoken[0], domain, slots, share=share)
+        if said:
+            return Said(said.text, {"entity_id": entity_id, "lacks": key}, said.template)
     return None
 
 

@@ -100,6 +100,7 @@ FEELINGS: Mapping[str, str] = {
 }
 Paraphrase = Callable[[str], str]
 REASONS = 0.45  # how often a request says why
+BARE = 0.4  # how often a plain or terse command is said bare ("Turn on the kitchen light.")
 RELATIVE = 0.5  # how often a change made in steps is asked for as one ("a bit brighter")
 STEP = 20  # the step of a relative brightness change, in percent
 QUESTIONS = 0.12  # how often an English request is a status question
@@ -631,6 +632,10 @@ class _Scripter:
         return None
 
     def _tone(self, command: str, tone: str, kind: str = "tones") -> str:
+        """The command in the tone's words; a plain or terse one often bare (at BARE), as
+        Assist users type them."""
+        if kind == "tones" and tone in ("plain", "terse") and self.rng.random() < BARE:
+            return f"{_cap(command)}."
         template = self.rng.choice(self.phrases[kind][tone])
         return str(template).format(cmd=command, Cmd=_cap(command))
 
