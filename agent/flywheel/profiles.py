@@ -7,23 +7,26 @@ the occupation fits the age, conditions follow their prevalence by age, the work
 chronotype set the day, and physiology and health shift the comfort preferences (someone who runs
 cold or has arthritis wants it warmer; poor vision wants more light; migraine or light sensitivity
 wants it dimmer and warmer; asthma and allergies want clean air and moderate humidity).
-`inconsistencies` checks those constraints on any profile, e.g. one read back from a file.
+The name fits the gender and is of one origin ("Lena Becker", not "Fatima Schmidt, male"); in a
+blueprint the user is one of the home's household (`living_in`). `inconsistencies` checks the
+constraints on any profile, e.g. one read back from a file.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 import yaml
 
-from twin.homemaker.priors import read_priors
+from twin.homemaker.household import Household
 
 AGE_BANDS = ((16, 39), (40, 64), (65, 95))
+NAMED = {"female": "women", "male": "men"}  # the genders whose first names profiles.yaml lists
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,12 @@ class Profile:
             values[key] = tuple(values[key])
         values["out"] = tuple(values["out"]) if values["out"] is not None else None
         return cls(**values)
+
+    def living_in(self, household: Household) -> Profile:
+        """The profile as one of the household's adults: the family's surname, a first name of
+        its origin and the user's gender."""
+        rng = random.Random(f"homeflow-profile-name-{self.seed}")
+        return replace(self, name=_name(rng, self.gender, household.surname))
 
     def memory(self) -> list[str]:
         """What an assistant that knows the user remembers (the prompt's user memory, QT5)."""
@@ -136,12 +145,13 @@ def make_profile(seed: int) -> Profile:
     if light == "sensitive":
         evening, work = min(evening, 2700), min(work, 4000)
     volume = rng.uniform(*comfort["volume"]) + (0.2 if physiology["hearing"] == "reduced" else 0.0)
-    names = _names()
+    gender = _weighted(rng, priors["genders"])
+    activities = tuple(rng.sample(priors["activities"], rng.randint(2, 4)))
     return Profile(
         seed=seed,
-        name=f"{rng.choice(names['adults'])} {rng.choice(names['surnames'])}",
+        name=_name(rng, gender),
         age=age,
-        gender=_weighted(rng, priors["genders"]),
+        gender=gender,
         occupation=occupation,
         pattern=pattern,
         light=light,
@@ -151,7 +161,7 @@ def make_profile(seed: int) -> Profile:
         wake=wake,
         bed=bed,
         out=out,
-        activities=tuple(rng.sample(priors["activities"], rng.randint(2, 4))),
+        activities=activities,
         day_temperature=day,
         night_temperature=night,
         humidity=humidity,
@@ -211,8 +221,14 @@ def _priors() -> dict[str, Any]:
 
 
 @cache
-def _names() -> dict[str, tuple[str, ...]]:
-    return dict(read_priors().names)
+def _name(rng: random.Random, gender: str, surname: str | None = None) -> str:
+    """A first name of the surname's origin (profiles.yaml `names`; a drawn origin's surname
+    when none is given) and of the gender: a nonbinary person's of either kind."""
+    origins = [_priors()["names"][key] for key in sorted(_priors()["names"])]
+    known = [origin for origin in origins if surname in origin["surnames"]]
+    origin = known[0] if known else rng.choice(origins)
+    first = origin[NAMED[gender]] if gender in NAMED else origin["women"] + origin["men"]
+    return f"{rng.choice(first)} {surname or rng.choice(origin['surnames'])}"
 
 
 def _band(age: int) -> int:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from agent.cli import main
-from agent.flywheel.profiles import Profile, age_band, inconsistencies, make_profile
+from agent.flywheel.blueprints import Blueprint, make_blueprint
+from agent.flywheel.profiles import NAMED, Profile, age_band, inconsistencies, make_profile
+from twin.homemaker import load_priors, plan_home
+from twin.homemaker.household import Household
 
 PROFILES = [make_profile(seed) for seed in range(3000)]
 
@@ -27,6 +32,55 @@ def test_profiles_are_distinct_beyond_their_seed() -> None:
 
 def test_drawn_profiles_break_no_constraint() -> None:
     assert [p.seed for p in PROFILES if inconsistencies(p)] == []
+
+
+def origin_of(profile: Profile) -> tuple[str, str | None]:
+    """The origin of the profile's surname, and the gender its first name is of there."""
+    first, _, surname = profile.name.partition(" ")
+    for origin, lists in read_names().items():
+        if surname in lists["surnames"]:
+            return origin, next((g for g, key in NAMED.items() if first in lists[key]), None)
+    raise AssertionError(f"{profile.name}: a surname of no origin")
+
+
+def read_names() -> dict[str, dict[str, list[str]]]:
+    text = files("agent.flywheel").joinpath("profiles.yaml").read_text(encoding="utf-8")
+    names: dict[str, dict[str, list[str]]] = yaml.safe_load(text)["names"]
+    return names
+
+
+def test_a_name_is_of_one_origin_and_fits_the_gender() -> None:
+    """No "Fatima Schmidt, male": first name and surname from one origin, a woman's name for a
+    woman and a man's for a man (a nonbinary person's is either); every surname HomeMaker
+    gives a household has an origin."""
+    for profile in PROFILES[:500]:
+        origin, gender = origin_of(profile)
+        assert gender is not None, (profile.name, origin)
+        if profile.gender != "nonbinary":
+            assert gender == profile.gender, profile.name
+    assert len({origin_of(p)[0] for p in PROFILES}) >= 15
+    known = {surname for lists in read_names().values() for surname in lists["surnames"]}
+    assert set(load_priors().names["surnames"]) <= known
+
+
+def test_the_user_of_a_blueprint_is_of_its_household() -> None:
+    """The user has the family's name, with a first name of its origin and the user's gender,
+    and no teenager has a house of their own."""
+    for seed in range(150):
+        blueprint = make_blueprint(seed)
+        if not isinstance(blueprint, Blueprint):
+            continue
+        household = plan_home(seed, blueprint.home_type).household
+        assert blueprint.profile.name.endswith(f" {household.surname}")
+        gender = origin_of(blueprint.profile)[1]
+        assert gender is not None
+        assert blueprint.profile.gender in (gender, "nonbinary")
+        if blueprint.profile.age < 20:
+            assert blueprint.home_type == "studio"
+    man = next(p for p in PROFILES if p.gender == "male")
+    moved = man.living_in(Household("Becker", ("Lena",), ()))  # a surname of no origin
+    assert moved.name.endswith(" Becker")
+    assert moved == man.living_in(Household("Becker", ("Lena",), ()))
 
 
 def test_a_profile_survives_json() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from twin.home import Home
-from twin.homemaker import make_home
+from twin.homemaker import build_home, plan_home
 from twin.manual import describe
 from twin.weather import Weather, city
 
@@ -926,6 +926,12 @@ def _lower(text: str) -> str:
 
 
 @cache
+def _home_types(age: int) -> tuple[str, ...]:
+    """The homes a user of `age` may live in as one of its household's adults: a teenager's a
+    studio, a young adult's a studio or an apartment, anyone else's any."""
+    return ("studio",) if age < 20 else ("studio", "apartment") if age < 25 else HOME_TYPES
+
+
 def _phrases(share: Share = "flywheel") -> dict[str, Any]:
     """The phrase bank, each list of two or more phrases split as the templates are: its
     phrase of least hash and one in sentences.HELD_OUT besides (never all) are the benchmark's
@@ -986,8 +992,10 @@ def draft(
         raise SplitError("The held-out templates, phrases and names are the benchmark's alone")
     rng = random.Random(f"homeflow-blueprint-{seed}")
     profile = make_profile(seed)
-    home_type = rng.choice(HOME_TYPES)
-    home = localise.localise(make_home(seed, home_type), language, share)
+    home_type = rng.choice(_home_types(profile.age))
+    plan = plan_home(seed, home_type)
+    profile = profile.living_in(plan.household)
+    home = localise.localise(build_home(plan), language, share)
     scripter = _Scripter(rng, profile, home, language, share)
     try:
         candidate, qtype, scenes, memory = scripter.candidate(error_rate)
