@@ -10,6 +10,7 @@ inputs always give the same prompt.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -113,7 +114,7 @@ async def system_prompt(
 
 
 def _full_list(layout: Sequence[FloorLayout], states: Mapping[str, Mapping[str, Any]]) -> str:
-    lines = ["# Home devices (entity id: name)"]
+    lines = [_FULL_HEAD]
     for floor in layout:
         lines.append(f"## {_one_line(floor.name)}")
         for area in floor.areas:
@@ -123,6 +124,48 @@ def _full_list(layout: Sequence[FloorLayout], states: Mapping[str, Mapping[str, 
                 kind = f" [{_one_line(str(device_class))}]" if device_class else ""
                 lines.append(f"- {entity_id}: {_one_line(name)}{kind}")
     return "\n".join(lines)
+
+
+def compact_devices(devices: str) -> str:
+    """A full device list (`_full_list`) in under half the tokens, for small models (whose
+    tokenizers split ids at every "_"): areas by name (list_entities takes names), an area's
+    entities of one domain on one line, each by its id's words ("desk lamp" for
+    light.desk_lamp, the raw object id where words cannot say it), with its name where the
+    words are not its name and its device class where they do not say it. Other views are
+    returned as they are."""
+    if not devices.startswith(_FULL_HEAD):
+        return devices
+    lines = [_COMPACT_HEAD]
+    by_domain: dict[str, list[str]] = {}
+    for line in [*devices.splitlines()[1:], ""]:
+        area, entity = _AREA_LINE.match(line), _ENTITY_LINE.match(line)
+        if entity is None and by_domain:
+            lines += [f"- {domain}: {', '.join(said)}" for domain, said in by_domain.items()]
+            by_domain = {}
+        if entity is not None:
+            domain, said = _compact_entity(*entity.groups())
+            by_domain.setdefault(domain, []).append(said)
+        elif area is not None:
+            lines.append(f"### {area.group(1)}")
+        elif line:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _compact_entity(entity_id: str, name: str, device_class: str | None) -> tuple[str, str]:
+    """An entity's domain and how compact_devices says it."""
+    domain, _, object_id = entity_id.partition(".")
+    words = object_id.split("_")
+    said = " ".join(words) if all(words) and _words(object_id) == words else object_id
+    if _words(name) != words:
+        said += f" ({name})"
+    if device_class and not set(_words(device_class)) <= set(words):
+        said += f" [{device_class}]"
+    return domain, said
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.casefold())
 
 
 def _counts_by_area(layout: Sequence[FloorLayout]) -> str:
@@ -153,6 +196,13 @@ def _counts_for_home(layout: Sequence[FloorLayout]) -> str:
     return f"{_SUMMARY_HEAD}\n- The whole home{named}: {_counts(entities)}"
 
 
+_FULL_HEAD = "# Home devices (entity id: name)"
+_COMPACT_HEAD = (
+    "# Home devices (by area and domain; an entity's id is its domain, a dot and its words "
+    "joined by _: light: desk lamp is light.desk_lamp)"
+)
+_AREA_LINE = re.compile(r"^### (.*?)(?: \(area_id .*\))?$")
+_ENTITY_LINE = re.compile(r"^- ([^:\s]+): (.*?)(?: \[([^\]]*)\])?$")
 _SUMMARY_HEAD = (
     "# Home devices (counts by domain; call list_entities with an area, floor or domain "
     "for the entity ids)"

@@ -118,6 +118,16 @@ def checkpoint_args(save_steps: int) -> dict[str, Any]:
     return {"save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1}
 
 
+def precision_args() -> dict[str, Any]:
+    """Trainer arguments for bfloat16 autocast where the machine multiplies it fast (float32
+    weights; agent.policies.local.bf16_fast), on the CPU when there is no GPU."""
+    import torch
+
+    from ..policies.local import bf16_fast
+
+    return {"bf16": bf16_fast(), "use_cpu": not torch.cuda.is_available()}
+
+
 def last_checkpoint(output: Path) -> str | None:
     """The latest whole checkpoint an interrupted run left in `output`, to continue from. The
     Trainer writes trainer_state.json last, so a checkpoint without it was cut off mid-save; the

@@ -41,7 +41,12 @@ from ..flywheel.blueprints import Blueprint, SplitError, check_split
 from ..flywheel.datasets import DatasetError, dataset_file, read_rows
 from ..flywheel.mcts import Players, SynthesisConfig
 from ..policies import AssistantMessage, ContextFull, Message, PolicyError
-from ..policies.local import LocalPolicy, load, prompt_settings, save_prompt_settings
+from ..policies.local import (
+    LocalPolicy,
+    load,
+    prompt_settings,
+    save_prompt_settings,
+)
 from .common import (
     METRICS,
     Lora,
@@ -53,6 +58,7 @@ from .common import (
     make_settings,
     metrics_callback,
     peft_config,
+    precision_args,
     read_settings,
 )
 
@@ -404,7 +410,6 @@ def build_trainer(
     logging to the console and metrics.jsonl."""
     import os
 
-    import torch
     from datasets import Dataset  # type: ignore[import-untyped]
     from transformers import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer  # type: ignore[attr-defined]
@@ -433,7 +438,7 @@ def build_trainer(
         report_to=[],
         **checkpoint_args(run.save_steps),
         disable_tqdm=True,
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        **precision_args(),
     )
     trainer: Any = GRPOTrainer(
         model=model,
@@ -458,7 +463,7 @@ def train(run: RLRun, console: Console | None = None) -> dict[str, float]:
     blueprints = read_blueprints(run.blueprints)
     claim_output(run)
     try:
-        model, tokenizer = load(run.model)
+        model, tokenizer = load(run.model, dtype="float32")
     except PolicyError as err:
         raise TrainingError(str(err)) from err
     model.train()

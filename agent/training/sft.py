@@ -32,6 +32,7 @@ from .common import (
     make_settings,
     metrics_callback,
     peft_config,
+    precision_args,
     read_settings,
 )
 
@@ -154,7 +155,6 @@ def build_trainer(
 ) -> Any:
     """An SFTTrainer for the run on the given model and rows, logging to the console and
     metrics.jsonl."""
-    import torch
     from datasets import Dataset  # type: ignore[import-untyped]
     from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer  # type: ignore[attr-defined]
@@ -176,7 +176,7 @@ def build_trainer(
         report_to=[],
         **checkpoint_args(run.save_steps),
         disable_tqdm=True,
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),  # TRL's default needs it
+        **precision_args(),
     )
     trainer: Any = SFTTrainer(
         model=model,
@@ -214,7 +214,7 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     rows = read_dataset(run)  # the dataset's mistakes before the wait for the model
     claim_output(run)
     try:
-        model, tokenizer = load(run.model)
+        model, tokenizer = load(run.model, dtype="float32")
     except PolicyError as err:
         raise TrainingError(str(err)) from err
     model.train()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from agent.backends.twin import TwinBackend  # noqa: E402
 from agent.policies import AssistantMessage, ContextFull, PolicyError  # noqa: E402
-from agent.policies.local import EXAMPLE_ENTITIES, LocalPolicy, load  # noqa: E402
-from agent.prompt import system_prompt  # noqa: E402
+from agent.policies.local import EXAMPLE_ENTITIES, LocalPolicy, bf16_fast, load  # noqa: E402
+from agent.prompt import build_prompt, compact_devices, system_prompt  # noqa: E402
+from agent.training.common import precision_args  # noqa: E402
 from twin.homemaker import make_home  # noqa: E402
+from twin.tools import TOOL_SCHEMAS  # noqa: E402
 
 TOOLS = [
     {
@@ -133,6 +136,32 @@ def test_a_model_without_a_chat_template_is_refused_clearly(
         LocalPolicy.from_pretrained(tmp_path)
 
 
+def test_a_model_loads_in_bfloat16_where_it_is_fast_and_computes_as_float32_does(
+    tmp_path: Path, tiny: tuple[Any, Any]
+) -> None:
+    """"auto" is bfloat16 where the machine multiplies it natively (bf16_fast), float32
+    elsewhere; bfloat16's next-token logits and its training loss under autocast stay within a
+    few percent of float32's; an unknown dtype is refused."""
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    auto = load(tmp_path)[0]
+    assert auto.dtype == (torch.bfloat16 if bf16_fast() else torch.float32)
+    full, half = load(tmp_path, "float32")[0], load(tmp_path, "bfloat16")[0]
+    assert (full.dtype, half.dtype) == (torch.float32, torch.bfloat16)
+    ids = tokenizer("Which lights are there? list_entities", return_tensors="pt")["input_ids"]
+    with torch.inference_mode():
+        exact, rounded = full(ids).logits[0, -1], half(ids).logits[0, -1].float()
+        loss = full(ids, labels=ids).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            mixed = full(ids, labels=ids).loss
+    assert (rounded - exact).abs().max() < 0.05 * exact.abs().max()
+    assert abs(float(mixed) - float(loss)) < 0.02 * float(loss)
+    assert precision_args()["bf16"] == bf16_fast()
+    with pytest.raises(PolicyError, match="dtype is one of"):
+        load(tmp_path, "float8")
+
+
 def test_templates_without_tools_get_them_in_the_system_prompt(tiny: tuple[Any, Any]) -> None:
     model, tokenizer = tiny
     plain = tokenizer.__class__(
@@ -173,8 +202,10 @@ def test_the_compact_prompt_lists_tools_in_a_line_and_shows_a_worked_example(
     assert "list_entities(area?, floor?, domain?) — List the home's entities" in prompt
     assert '"properties"' in full
     assert '"properties"' not in prompt
-    # The home's devices stay, the agent's long guidance goes.
-    assert "- light.kitchen_ceiling_light: Kitchen Ceiling Light" in prompt
+    # The home's devices stay, in their ids' words, and the memory; the long guidance goes.
+    assert "- light.kitchen_ceiling_light: Kitchen Ceiling Light" in full
+    assert "### Kitchen\n" in prompt
+    assert "kitchen ceiling light" in prompt.partition("### Kitchen\n")[2].partition("###")[0]
     assert "# How to work" in full
     assert "# How to work" not in prompt
     # The examples come first, as earlier turns, then the chat itself.
@@ -187,6 +218,41 @@ def test_the_compact_prompt_lists_tools_in_a_line_and_shows_a_worked_example(
     assert prompt.index(example) < prompt.index("Which lights are there?")
     assert prompt.count("Which lights are there?") == 1
     assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def said_ids(devices: str) -> set[str]:
+    """The entity ids a compact device list says (agent.prompt.compact_devices)."""
+    found = set()
+    for line in devices.splitlines():
+        if line.startswith("- "):
+            domain, _, said = line[2:].partition(": ")
+            for entity in said.split(", "):
+                words = entity.partition(" (")[0].partition(" [")[0]
+                found.add(f"{domain}.{words.replace(' ', '_')}")
+    return found
+
+
+@pytest.mark.parametrize(("seed", "kind"), [(6, "house"), (2, "villa"), (1, "studio")])
+def test_the_compact_device_list_says_every_id_and_what_the_id_does_not(
+    seed: int, kind: str, tiny: tuple[Any, Any]
+) -> None:
+    """Every entity id can be read back from the compact list; a name is shown where the id's
+    words do not say it, a device class where they do not hold it; count views stay as they
+    are; the memory stays in the compact prompt."""
+    home = make_home(seed, kind)
+    entry = next(e for e in sorted(home.entities) if e.startswith("light."))
+    home.entities[entry] = dataclasses.replace(home.entities[entry], name="Küche: Decke (alt)")
+    system = build_prompt(asyncio.run(TwinBackend(home).layout()), {}, memory=["likes 40%"])
+    devices = next(s for s in system.split("\n\n") if s.startswith("# Home devices"))
+    compact = compact_devices(devices)
+    assert said_ids(compact) == set(home.entities)
+    assert "(Küche: Decke (alt))" in compact
+    assert len(compact) < 0.8 * len(devices)
+    counts = build_prompt(asyncio.run(TwinBackend(home).layout()), {}, max_chars=1500)
+    assert compact_devices(counts) == counts
+    assert compact_devices("# Home devices (entity id: name)\n- light.x: X [[") != ""
+    chat = [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]
+    assert "likes 40%" in LocalPolicy(*tiny, compact=True).prompt(chat, TOOL_SCHEMAS)
 
 
 @pytest.mark.parametrize(("seed", "kind"), [(0, None), (2, "studio"), (0, "house"), (1, None)])
