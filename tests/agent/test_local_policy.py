@@ -139,7 +139,7 @@ def test_a_model_without_a_chat_template_is_refused_clearly(
 def test_a_model_loads_in_bfloat16_where_it_is_fast_and_computes_as_float32_does(
     tmp_path: Path, tiny: tuple[Any, Any]
 ) -> None:
-    """"auto" is bfloat16 where the machine multiplies it natively (bf16_fast), float32
+    """The dtype "auto" is bfloat16 where the machine multiplies it natively (bf16_fast), float32
     elsewhere; bfloat16's next-token logits and its training loss under autocast stay within a
     few percent of float32's; an unknown dtype is refused."""
     model, tokenizer = tiny
