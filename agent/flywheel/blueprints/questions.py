@@ -127,9 +127,14 @@ def _absent(rng: random.Random, home: Home, code: str, share: Share) -> Said | N
 
 def _unsupported(rng: random.Random, home: Home, code: str, share: Share) -> Said | None:
     """A request for a feature a device the home names once lacks (twin.domains' `asked.
-    feature_requests`: "make the hall light blue" of a white-only bulb), said by its name; each
-    kind of feature as likely as another; None when no device lacks one."""
+    feature_requests`: "make the hall light blue" of a white-only bulb), said by its name, or
+    by its room where it is the room's only one of its domain; each kind of feature as likely as
+    another; None when no device lacks one."""
     language = sentences.language(code)
+    kinds_in: dict[tuple[str | None, str], int] = {}  # devices by (area, domain)
+    for entity_id in home.entities:
+        place = (home.area_of(entity_id), entity_id.partition(".")[0])
+        kinds_in[place] = kinds_in.get(place, 0) + 1
     lacking: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (domain, field): (id, name)
     for entity_id, name in _unique_names(home, code).items():
         domain = entity_id.partition(".")[0]
@@ -144,10 +149,17 @@ def _unsupported(rng: random.Random, home: Home, code: str, share: Share) -> Sai
         calls = [call for call in domain_of(domain).asked.feature_requests if key in call[1]]
         service, data = rng.choice(calls)
         spoken = sentences.spoken(domain, service, dict(data))
-        slots = {"name": name, **spoken[1]} if spoken else {}
-        said = spoken and language.say(rng, spoken[0], domain, slots, share=share)
-        if said:
-            return Said(said.text, {"entity_id": entity_id, "lacks": key}, said.template)
+        if spoken is None:
+            continue
+        area_id = home.area_of(entity_id)
+        ways = [{"name": name}]
+        if area_id in home.areas and kinds_in[area_id, domain] == 1:
+            ways.append({"area": sentences.spoken_name(home.areas[area_id].name, code)})
+        rng.shuffle(ways)
+        for way in ways:
+            said = language.say(rng, spoken[0], domain, {**way, **spoken[1]}, share=share)
+            if said:
+                return Said(said.text, {"entity_id": entity_id, "lacks": key}, said.template)
     return None
 
 
