@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from ..flywheel.blueprints import TASK_TYPES
 from . import instances as bench_instances
 from .commands import compare, report, run
 from .instances import (
@@ -16,7 +17,6 @@ from .instances import (
     HELD_OUT_SIZE,
     NAME,
     SIZE,
-    TASK_TYPES,
     VERSION,
     VERSIONS,
     BenchError,

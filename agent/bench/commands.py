@@ -13,12 +13,13 @@ from rich.markdown import Markdown
 from ..episode import EpisodeLimits
 from ..errors import AgentError
 from ..flywheel import runner
+from ..flywheel.blueprints import TASK_TYPES
 from ..policies.specs import SpecError
 from . import evaluate as bench
 from .assist import is_cases, load_cases
 from .conversation import ConversationAgentError, check_agent, is_agent
 from .ha import Server
-from .instances import TASK_TYPES, BenchError, load_bench
+from .instances import BenchError, load_bench
 from .report import Results, ResultsError, load_results, write_report
 
 

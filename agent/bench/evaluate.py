@@ -26,6 +26,7 @@ from twin.tools import POLICY_CODES
 from ..episode import EpisodeLimits, Trajectory
 from ..flywheel import runner
 from ..flywheel.blueprints import Blueprint
+from ..flywheel.datasets import repeats_call
 from ..policies import AssistantMessage, Message, Policy
 from ..policies.guided import home_choices
 from ..policies.openai import OpenAIPolicy
@@ -117,7 +118,8 @@ def score(trajectory: Trajectory) -> Record:
 
 
 def costs(trajectory: Trajectory) -> Record:
-    """What an episode cost, and how it ended."""
+    """What an episode cost, how it ended, and whether the agent repeated an identical call
+    (with no user message between: the loop small models fall into)."""
     return {
         "tool_calls": trajectory.tool_calls,
         "output_tokens": trajectory.completion_tokens,
@@ -125,6 +127,7 @@ def costs(trajectory: Trajectory) -> Record:
         "latency_s": trajectory.policy_latency_s,
         "end_reason": trajectory.end_reason,
         "turns": trajectory.turns,
+        "repeats": repeats_call(trajectory.messages),
     }
 
 
@@ -258,8 +261,9 @@ def select(
 def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     """Per task type (in the benchmark's order), per split where the out-of-distribution one
     is among the records (ID and OOD, side by side), and overall: instances, success rate,
-    mean tool calls, output tokens and policy seconds per instance, and auditor violations in
-    all."""
+    mean tool calls, output tokens and policy seconds per instance, auditor violations in all,
+    and the shares of episodes that ended at the tool-call limit and that repeated a call
+    (records from before these were kept count as neither)."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["type"], []).append(record)
@@ -277,6 +281,8 @@ def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float
             "output_tokens": _mean(group, "output_tokens"),
             "latency_s": _mean(group, "latency_s"),
             "violations": sum(r["violations"] for r in group),
+            "at_call_limit": _share(group, lambda r: r.get("end_reason") == "max_tool_calls"),
+            "repeats": _share(group, lambda r: bool(r.get("repeats"))),
         }
         for name, group in ordered.items()
     }
@@ -307,3 +313,7 @@ def write_results(directory: Path) -> Path:
 
 def _mean(group: Sequence[Mapping[str, Any]], key: str) -> float:
     return statistics.fmean(r[key] for r in group) if group else 0.0
+
+
+def _share(group: Sequence[Mapping[str, Any]], holds: Callable[[Mapping[str, Any]], bool]) -> float:
+    return statistics.fmean(holds(r) for r in group) if group else 0.0

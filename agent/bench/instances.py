@@ -4,7 +4,7 @@ The split is enforced: the benchmark draws only seeds from `BENCH_SEEDS` (2**40 
 flywheel refuses (agent.flywheel.blueprints.check_split, SplitError), and it refuses any other
 seed, so its users and homes, which are made from the seed, are never trained on.
 
-A blueprint's task type comes from its query type, first match wins:
+A blueprint's task type comes from its query type (`QueryType.task_type`), first match wins:
 
 - QS status question: the user asks about a device's state or value; the reply must state it
   (agent.task.Answer, a reply check) and nothing may change (v2 on);
@@ -54,10 +54,11 @@ from ..errors import AgentError
 from ..flywheel import datasets, localise, profiles
 from ..flywheel.blueprints import (
     BENCH_SEEDS,
+    REQUEST_TYPES,
+    TASK_TYPES,
     VALUE_WORDS,
     Blueprint,
     BlueprintError,
-    QueryType,
     SplitError,
     check_split,
     make_blueprint,
@@ -83,8 +84,6 @@ HELD_OUT_FIRST = 2**39  # its walk starts this far past the in-distribution walk
 LANGUAGE_EVERY = 4  # one held-out seed in four speaks a held-out language (localise's)
 HELD_OUT_PREFIX = "ood-"  # the out-of-distribution split's ids: "ood-qt1-0000"
 SPLITS = {"id": "ID", "ood": "OOD"}  # the splits, and their columns in results
-TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5", "QS", "QI")
-REQUEST_TYPES = {"question": "QS", "impossible": "QI"}  # by QueryType.request
 ERROR_RATE = 0.2  # the flywheel's scripter error rate, so the triple filter works as in training
 DROPS = ("rejected", "unmet", "unsolved")
 
@@ -170,21 +169,6 @@ def in_order(names: Iterable[str]) -> list[str]:
     return sorted(set(names), key=lambda name: (order.get(name, len(order)), name))
 
 
-def task_type(query_type: QueryType) -> str:
-    """The task type of a query type (the module's docstring says the order)."""
-    if query_type.request in REQUEST_TYPES:
-        return REQUEST_TYPES[query_type.request]
-    if query_type.clarity != "clear":
-        return "QT3"
-    if query_type.memory:
-        return "QT5"
-    if query_type.phenomenon is not None:
-        return "QT4"
-    if query_type.devices == "multiple" or query_type.dependency == "dependent":
-        return "QT2"
-    return "QT1"
-
-
 def value_numbers(intent: Intent) -> list[str]:
     """The numbers a request would state for the intent's values, as said ("40", "21.5"); a
     value said by its name ("warm white") has none."""
@@ -209,7 +193,7 @@ def request_text(blueprint: Blueprint) -> str:
 
 def unmet(blueprint: Blueprint) -> str | None:
     """Why the blueprint does not need what its task type says, or None when it does."""
-    task, kind = blueprint.task, task_type(blueprint.query_type)
+    task, kind = blueprint.task, blueprint.query_type.task_type
     intents, said = task.intents, request_text(blueprint)
     if kind in REQUEST_TYPES.values():
         return None if task.answers and not intents else f"{kind} without a reply check"
@@ -386,7 +370,7 @@ async def _walk(
         if not isinstance(blueprint, Blueprint):
             out.dropped["rejected"] += 1
             continue
-        kind = task_type(blueprint.query_type)
+        kind = blueprint.query_type.task_type
         if len(found[kind]) >= wanted[kind]:
             continue
         if unmet(blueprint) is not None:

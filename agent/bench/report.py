@@ -22,8 +22,8 @@ from .conversation import is_agent
 from .evaluate import OVERALL, RESULTS
 from .instances import in_order
 
-METRICS = ("tool_calls", "output_tokens", "violations", "latency_s")
-HEADERS = ("tool calls", "output tokens", "violations", "policy s")
+METRICS = ("tool_calls", "output_tokens", "violations", "latency_s", "at_call_limit", "repeats")
+HEADERS = ("tool calls", "output tokens", "violations", "policy s", "at call limit", "repeats")
 
 
 class ResultsError(AgentError, ValueError):
@@ -194,11 +194,13 @@ def _types(results: Sequence[Results]) -> list[str]:
 
 def _metrics(row: dict[str, float], results: Results) -> list[str]:
     """The costs as cells; a Home Assistant conversation agent's calls, tokens and refusals
-    happen inside Home Assistant, unseen: n/a."""
-    tool_calls, tokens, violations, latency = (row[metric] for metric in METRICS)
+    happen inside Home Assistant, unseen: n/a; results from before the call-limit and repeat
+    shares were kept: -."""
+    tool_calls, tokens, violations, latency = (row[metric] for metric in METRICS[:4])
     if is_agent(_policy(results)):
-        return ["n/a", "n/a", "n/a", f"{latency:.2f}"]
-    return [f"{tool_calls:.1f}", f"{tokens:.0f}", str(int(violations)), f"{latency:.2f}"]
+        return ["n/a", "n/a", "n/a", f"{latency:.2f}", "n/a", "n/a"]
+    shares = [_percent(row[m]) if m in row else "-" for m in ("at_call_limit", "repeats")]
+    return [f"{tool_calls:.1f}", f"{tokens:.0f}", str(int(violations)), f"{latency:.2f}", *shares]
 
 
 def _percent(share: float) -> str:

@@ -194,6 +194,15 @@ def blueprints(
     callback=_spec(partial(mcts.check_spec, kinds=mcts.USERS)),
     help="The user simulator: scripted, or a server playing the user.",
 )
+@click.option(
+    "--mistake-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="How often the scripted teacher's first call for an intent is a realistic mistake "
+    "(a value in the wrong unit, an attribute's name) that it then recovers from: data that "
+    "teaches correcting a failed call rather than repeating it.",
+)
 @_run_options
 def synthesize(
     source: Path | None,
@@ -203,6 +212,7 @@ def synthesize(
     method: str,
     teacher: str,
     user: str,
+    mistake_rate: float,
     output: Path,
     workers: int,
     ray: bool,
@@ -215,6 +225,7 @@ def synthesize(
     config: dict[str, Any] = {"dataset": "trajectories", "method": method}
     # Only what differs from the scripted default, so earlier runs' directories still continue.
     config |= {k: v for k, v in (("teacher", teacher), ("user", user)) if v != mcts.SCRIPTED}
+    config |= {"mistake_rate": mistake_rate} if mistake_rate else {}
     if source is not None:
         try:
             rows = datasets.read_rows(datasets.dataset_file(source))
@@ -228,7 +239,12 @@ def synthesize(
         jobs = [(str(s), s) for s in range(seed, seed + count)]
         config |= {"count": count, "seed": seed, "error_rate": error_rate}
     work = partial(
-        datasets.synthesis_record, method=method, error_rate=error_rate, teacher=teacher, user=user
+        datasets.synthesis_record,
+        method=method,
+        error_rate=error_rate,
+        teacher=teacher,
+        user=user,
+        mistake_rate=mistake_rate,
     )
     outcome = _generate(output, jobs, work, config, workers, ray, "trajectories")
     made = [row for record in outcome.records for row in record["rows"]]

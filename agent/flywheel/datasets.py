@@ -30,7 +30,7 @@ from ..episode import Trajectory
 from ..errors import AgentError
 from ..policies import Message
 from . import language, mcts
-from .blueprints import FILTERS, Blueprint, Rejected, make_blueprint
+from .blueprints import FILTERS, TASK_TYPES, Blueprint, Rejected, make_blueprint
 from .paraphrase import LLMParaphraser, UnfaithfulParaphrase
 
 Row = dict[str, Any]
@@ -71,11 +71,13 @@ def chat_messages(messages: Iterable[Message]) -> list[Message]:
 
 
 def blueprint_columns(blueprint: Blueprint) -> Row:
-    """The columns that place a blueprint: its seed, query type and the domains it acts on."""
+    """The columns that place a blueprint: its seed, query type (and task type) and the domains
+    it acts on."""
     qtype = blueprint.query_type
     return {
         "seed": blueprint.seed,
         "query_type": qtype.label,
+        "task_type": qtype.task_type,
         **{axis: getattr(qtype, axis) for axis in QUERY_AXES},
         "domains": sorted({intent.domain for intent in blueprint.task.intents}),
         "intents": len(blueprint.task.intents),
@@ -183,17 +185,21 @@ def synthesis_record(
     error_rate: float,
     teacher: str = mcts.SCRIPTED,
     user: str = mcts.SCRIPTED,
+    mistake_rate: float = 0.0,
 ) -> dict[str, Any]:
     """The trajectories of one blueprint (a seed to make it from, or its JSON) by `method` of
     agent.flywheel.mcts as rows (verified ones; role-play's one rollout with its post-hoc
-    verdict in `done`), with what they cost; `teacher` and `user` are SynthesisConfig's specs."""
+    verdict in `done`), with what they cost; `teacher`, `user` and `mistake_rate` are
+    SynthesisConfig's."""
     if isinstance(job, str):
         blueprint: Blueprint | Rejected = Blueprint.from_json(job)
     else:
         blueprint = make_blueprint(job, error_rate=error_rate)
     if isinstance(blueprint, Rejected):
         return {"seed": blueprint.seed, "rows": [], "rejected": blueprint.filter}
-    config = mcts.SynthesisConfig(method=method, error_rate=error_rate, teacher=teacher, user=user)
+    config = mcts.SynthesisConfig(
+        method=method, error_rate=error_rate, teacher=teacher, user=user, mistake_rate=mistake_rate
+    )
     synthesis = mcts.synthesize_sync(blueprint, config)
     rows = [trajectory_row(t, blueprint, method, i) for i, t in enumerate(synthesis.trajectories)]
     costs = ("policy_calls", "user_calls", "rollouts", "prefix_reuses", "rollouts_saved")
@@ -213,9 +219,10 @@ class Section:
 
 
 def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) -> list[Section]:
-    """What a dataset holds: rows, blueprints, and their spread by method, query type, domain
-    and tool calls; how varied its users' words are (language); with the run's `records`, the
-    share of seeds each stage rejected."""
+    """What a dataset holds: rows, blueprints, and their spread by method, query type, task
+    type, domain and tool calls; how varied its users' words are (language); how trajectories
+    recover from failed calls; with the run's `records`, the share of seeds each stage
+    rejected."""
     seeds = {row["seed"] for row in rows}
     sections = [Section("size", [("rows", str(len(rows))), ("blueprints", str(len(seeds)))])]
     if methods := [row["method"] for row in rows if "method" in row]:  # not a benchmark's
@@ -225,6 +232,10 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
         for axis in QUERY_AXES
     ]
     sections.append(Section("by query type (top 10)", _counts((r["query_type"] for r in rows), 10)))
+    if rows and all("task_type" in row for row in rows):  # rows written before it have none
+        kinds = Counter(row["task_type"] for row in rows)
+        shown = [(k, f"{kinds[k]} ({100 * kinds[k] / len(rows):.1f}%)") for k in TASK_TYPES]
+        sections.append(Section("by task type", shown))
     domains = (d for row in rows for d in row["domains"])
     sections.append(Section("by domain (share of rows)", _counts(domains, total=len(rows))))
     calls = [row["tool_calls"] for row in rows if "tool_calls" in row]
@@ -251,9 +262,77 @@ def summarise(rows: Sequence[Row], records: Sequence[Mapping[str, Any]] = ()) ->
             ("hidden target read first", str(leaks)),
         ]
         sections.append(Section("teacher leaks", shown))
+    if dialogues := [row["messages"] for row in rows if "messages" in row]:
+        failed = [messages for messages in dialogues if _failed_calls(messages)]
+        shown = [
+            ("trajectories with a failed call", str(len(failed))),
+            ("that recover (not repeating the failed call)", str(sum(map(recovers, failed)))),
+            ("that repeat an identical call", str(sum(map(repeats_call, dialogues)))),
+        ]
+        sections.append(Section("recovery", shown))
     if records:
         sections.append(Section("seeds", _outcomes(records)))
     return sections
+
+
+def recovers(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a dialogue has a failed tool call and the agent never makes a failed call again
+    after its failure (it corrects the call or does something else): what data should teach."""
+    failed = _failed_calls(messages)
+    return bool(failed) and not any(
+        key in failed and index > failed[key] for index, key in _calls(messages)
+    )
+
+
+def repeats_call(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the agent makes an identical call (name and arguments) twice with no user message
+    between: the loop small models fall into."""
+    seen: set[str] = set()
+    for message in messages:
+        if message.get("role") == "user":
+            seen.clear()
+        for call in message.get("tool_calls") or ():
+            if (key := _call_key(call)) in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+def _calls(messages: Sequence[Mapping[str, Any]]) -> list[tuple[int, str]]:
+    """Each tool call's message index and key (its name and arguments)."""
+    return [
+        (index, _call_key(call))
+        for index, message in enumerate(messages)
+        for call in message.get("tool_calls") or ()
+    ]
+
+
+def _failed_calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The calls whose tool result says `"success": false`, each with the index of the first
+    failed result; results answer the latest assistant message's calls in order."""
+    pending: list[str] = []
+    failed: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if message.get("tool_calls"):
+            pending = [_call_key(call) for call in message["tool_calls"]]
+        elif message.get("role") == "tool" and pending:
+            key = pending.pop(0)
+            if _failed(message.get("content") or ""):
+                failed.setdefault(key, index)
+    return failed
+
+
+def _failed(content: str) -> bool:
+    try:
+        result = json.loads(content)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(result, dict) and result.get("success") is False
+
+
+def _call_key(call: Mapping[str, Any]) -> str:
+    function = call.get("function") or {}
+    return f"{function.get('name')}({_json_text(function.get('arguments', ''))})"
 
 
 def reads_hidden(row: Mapping[str, Any]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,9 +192,10 @@ def _merge_lora(trainer: Any, output: Path) -> None:
 
 def metrics_callback(path: Path, console: Console, name: str) -> Any:
     """A TrainerCallback that shows a progress bar and appends every log (loss per step) to
-    `path` as JSON lines, in the main process only. The first log drops the lines from its step
-    on: a fresh run starts the file anew, and a resumed one replaces what it logged past its
-    checkpoint, so every step is logged once."""
+    `path` as JSON lines, in the main process only, with the throughput since the last log
+    (`tokens_per_s`, from the tokens TRL counts, `num_tokens`). The first log drops the lines
+    from its step on: a fresh run starts the file anew, and a resumed one replaces what it logged
+    past its checkpoint, so every step is logged once."""
     from transformers import TrainerCallback
 
     class MetricsLog(TrainerCallback):
@@ -201,6 +203,8 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             self.progress = Progress(console=console)
             self.task: Any = None
             self.started = False
+            self.tokens: float | None = None  # num_tokens at the last log (None: unknown)
+            self.time = time.monotonic()
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if not state.is_world_process_zero:  # under accelerate launch, one log for all
@@ -209,6 +213,8 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             path.touch()
             self.progress.start()
             self.task = self.progress.add_task(name, total=state.max_steps)
+            self.tokens = 0.0 if state.global_step == 0 else None  # resumed: counted anew
+            self.time = time.monotonic()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if self.task is not None:
@@ -220,6 +226,11 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             if self.task is None:
                 return
             line = {"step": state.global_step, "epoch": state.epoch, **(logs or {})}
+            if "num_tokens" in line:
+                now, tokens = time.monotonic(), float(line["num_tokens"])
+                if self.tokens is not None and now > self.time and tokens >= self.tokens:
+                    line["tokens_per_s"] = (tokens - self.tokens) / (now - self.time)
+                self.tokens, self.time = tokens, now
             if not self.started:
                 self.started = True
                 kept = [old for old in read_metrics(path) if old["step"] < state.global_step]
@@ -227,6 +238,7 @@ def metrics_callback(path: Path, console: Console, name: str) -> Any:
             with path.open("a", encoding="utf-8") as file:
                 file.write(json.dumps(line) + "\n")
             shown = [f"{key} {line[key]:.4f}" for key in ("loss", "reward") if key in line]
+            shown += [f"{line['tokens_per_s']:.0f} tok/s"] if "tokens_per_s" in line else []
             if shown:
                 self.progress.update(self.task, description=" ".join([name, *shown]))
 

@@ -1,6 +1,11 @@
 """Supervised fine-tuning on the flywheel's trajectories with TRL's SFTTrainer: a YAML run config,
 the loss on assistant turns only, optional LoRA, and the loss of every step logged.
 
+A row longer than `max_length` is trained on its longest prefix that ends on a reply (an
+assistant message without tool calls) and fits, never cut among its tool calls: a model trained on
+cut rows learns that a dialogue goes on calling tools. The run's `mix` sets the share of task
+types, languages and recovering trajectories (agent.training.mix); what was drawn is reported.
+
 torch, transformers, datasets and trl are imported here only, when a run is built.
 """
 
@@ -11,15 +16,17 @@ import json
 import os
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from agent.flywheel.datasets import DatasetError, Row, dataset_file, read_rows
 from agent.policies import PolicyError
 from agent.policies.local import LocalPolicy, load, save_prompt_settings
+from twin.atomic import write_text
 
 from .common import (
     METRICS,
@@ -35,10 +42,12 @@ from .common import (
     precision_args,
     read_settings,
 )
+from .mix import Mix, Quota, check_mix, facets, mix_counts
 
 # Where a tokenizer's own template cannot mask assistant turns (SmolLM2's ignores tools): TRL's
 # ChatML training template with Hermes tool calls, the protocol LocalPolicy prompts in.
 FALLBACK_TEMPLATE = "qwen2_5_training.jinja"
+MIX = "mix.json"  # what the run drew, per facet, beside what its mix asked for
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,10 @@ class SFTRun:
     for small models), else on the tokenizer's template with the tools' schemas; the trained
     model is then prompted the same way (agent.policies.local.prompt_settings). `save_steps` > 0
     keeps a checkpoint every that many steps, and a run whose output holds one continues from
-    it."""
+    it. `mix` (agent.training.mix) sets the shares of the `max_samples` rows; `packing` packs
+    rows into `max_length` sequences (TRL's, without cross-row attention): it pays where
+    attention has a variable-length kernel (flash attention on a GPU), and costs on the CPU,
+    whose sdpa masks the whole packed block (bench/sft_packing.py)."""
 
     dataset: Path
     output: Path
@@ -64,6 +76,8 @@ class SFTRun:
     compact: bool = True
     save_steps: int = 0
     seed: int = 0
+    mix: Mix | None = field(default=None, hash=False)
+    packing: bool = False
 
     def __post_init__(self) -> None:
         """Refuse settings that train nothing or write into the source tree."""
@@ -74,6 +88,7 @@ class SFTRun:
         if self.max_length is not None and self.max_length < 16:
             raise TrainingError(f"max_length must be at least 16 or null, got {self.max_length}")
         checkpoint_args(self.save_steps)  # refuses a negative one
+        check_mix(self.mix, self.max_samples)
         check_output(self.output)
 
 
@@ -114,40 +129,71 @@ def read_dataset(run: SFTRun) -> list[Row]:
 
 
 def sample_rows(
-    run: SFTRun, rows: list[Row], fits: Callable[[Row], bool] = lambda row: True
+    run: SFTRun, rows: list[Row], trim: Callable[[Row], Row | None] = lambda row: row
 ) -> list[Row]:
-    """`max_samples` of the rows that fit, drawn with the run's seed: every variant compared
-    trains on exactly that many."""
+    """`max_samples` of the rows as `trim` cuts them (None: a row that cannot be trained on),
+    drawn with the run's seed within the run's mix: every variant compared trains on exactly
+    that many."""
     order = list(rows)
     random.Random(run.seed).shuffle(order)
+    quota = Quota.of(run.mix or {}, run.max_samples or len(rows))
     chosen: list[Row] = []
     for row in order:
         if run.max_samples is not None and len(chosen) == run.max_samples:
             break
-        if fits(row):
-            chosen.append(row)
+        values = facets(row)
+        if quota.admits(values) and (trimmed := trim(row)) is not None:
+            quota.take(values)
+            chosen.append(trimmed)
     if run.max_samples is not None and len(chosen) < run.max_samples:
+        short = f" within the mix ({'; '.join(quota.unfilled())})" if run.mix else ""
         raise TrainingError(
-            f"{run.dataset} has {len(chosen)} rows whose first reply starts within "
-            f"max_length={run.max_length} tokens, fewer than max_samples={run.max_samples}; "
-            "synthesize more, or lower max_samples for every variant compared"
+            f"{run.dataset} has {len(chosen)} rows whose first reply fits max_length="
+            f"{run.max_length} tokens{short}, fewer than max_samples={run.max_samples}; "
+            "synthesize more (of what the mix asks for), or lower max_samples for every variant "
+            "compared"
         )
     return chosen
 
 
-def fits(policy: LocalPolicy, max_length: int | None) -> Callable[[Row], bool]:
-    """Whether a row's first reply starts within `max_length` tokens of the text `policy` is
-    trained on: a longer prompt leaves no assistant token to learn from."""
+def trimming(policy: LocalPolicy, max_length: int | None) -> Callable[[Row], Row | None]:
+    """A row cut to its longest prefix that ends on a reply (an assistant message without tool
+    calls) within `max_length` tokens of the text `policy` is trained on; None where even the
+    first reply does not fit."""
     if max_length is None:
-        return lambda row: True
+        return lambda row: row
 
-    def starts_within(row: Row) -> bool:
-        messages = row["messages"]
-        first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
-        text = policy.prompt(messages[:first], row_tools(row))
-        return len(policy.tokenizer(text, add_special_tokens=False)["input_ids"]) < max_length
+    def trim(row: Row) -> Row | None:
+        messages, tools = row["messages"], row_tools(row)
+        ends = [
+            i + 1
+            for i, message in enumerate(messages)
+            if message["role"] == "assistant" and not message.get("tool_calls")
+        ]
+        for end in reversed(ends):
+            text = policy.prompt(messages[:end], tools)
+            if len(policy.tokenizer(text, add_special_tokens=False)["input_ids"]) <= max_length:
+                return row if end == len(messages) else row | {"messages": messages[:end]}
+        return None
 
-    return starts_within
+    return trim
+
+
+def report_mix(run: SFTRun, chosen: list[Row], console: Console) -> None:
+    """Show and write (MIX in the output) the drawn rows' share of each facet value, beside the
+    mix's share where it sets one."""
+    drawn = mix_counts(chosen)
+    table = Table(title=f"training mix ({len(chosen)} rows)")
+    for column in ("facet", "value", "rows", "share", "mix"):
+        table.add_column(column, justify="left" if column in ("facet", "value") else "right")
+    for facet, counts in drawn.items():
+        wanted = (run.mix or {}).get(facet, {})
+        for value, n in counts.items():
+            asked = f"{wanted[value]:.0%}" if value in wanted else ""
+            table.add_row(facet, value, str(n), f"{n / len(chosen):.0%}", asked)
+    console.print(table)
+    report = {"rows": len(chosen), "drawn": drawn, "mix": run.mix or {}}
+    write_text(run.output / MIX, json.dumps(report, indent=2) + "\n")
 
 
 def build_trainer(
@@ -171,6 +217,7 @@ def build_trainer(
         per_device_train_batch_size=run.batch_size,
         max_length=run.max_length,
         assistant_only_loss=True,
+        packing=run.packing,
         seed=run.seed,
         logging_steps=1,
         report_to=[],
@@ -220,7 +267,8 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     model.train()
     _ensure_training_template(tokenizer)
     policy = LocalPolicy(model, tokenizer, compact=run.compact)
-    chosen = sample_rows(run, rows, fits(policy, run.max_length))
+    chosen = sample_rows(run, rows, trimming(policy, run.max_length))
+    report_mix(run, chosen, console or Console())
     metrics = fit(build_trainer(run, model, tokenizer, chosen, console), run.output, console)
     save_prompt_settings(run.output, compact=run.compact)
     return metrics

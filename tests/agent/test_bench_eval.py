@@ -27,7 +27,7 @@ from agent.bench.report import (
     paired_markdown,
     write_report,
 )
-from agent.episode import Step, Trajectory, run_episode
+from agent.episode import EpisodeLimits, Step, Trajectory, run_episode
 from agent.flywheel.runner import RunError
 from agent.policies import AssistantMessage, Message, ToolCall
 from agent.policies.specs import SpecError
@@ -109,6 +109,28 @@ class _Restarter:
         return AssistantMessage("", (call,))
 
 
+class _Looper:
+    """Reads the same state again and again, as small models do."""
+
+    async def act(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantMessage:
+        call = ToolCall(f"c{len(messages)}", "get_state", {"entity_id": "light.nowhere"})
+        return AssistantMessage("", (call,))
+
+
+def test_an_agent_that_loops_is_scored_at_the_call_limit_and_repeating() -> None:
+    limits = EpisodeLimits(max_tool_calls=4)
+    home = TwinBackend(make_home(3))
+    trajectory = asyncio.run(run_episode(_Looper(), home, ["is it on?"], limits=limits))
+    scored = score(trajectory)
+    assert (scored["end_reason"], scored["repeats"], scored["tool_calls"]) == (
+        "max_tool_calls",
+        True,
+        4,
+    )
+    restarted = asyncio.run(run_episode(_Restarter(), home, ["restart the server"]))
+    assert score(restarted)["repeats"] is False
+
+
 def test_a_real_refusal_on_the_twin_is_counted() -> None:
     trajectory = asyncio.run(
         run_episode(_Restarter(), TwinBackend(make_home(3)), ["restart the server"])
@@ -119,9 +141,9 @@ def test_a_real_refusal_on_the_twin_is_counted() -> None:
 
 def test_summary_averages_per_type_and_overall() -> None:
     records = [
-        _record("QT2", True, 4, 100, 0),
-        _record("QT2", False, 2, 50, 1),
-        _record("QT1", True, 3, 30, 2),
+        _record("QT2", True, 4, 100, 0) | {"end_reason": "done", "repeats": False},
+        _record("QT2", False, 2, 50, 1) | {"end_reason": "max_tool_calls", "repeats": True},
+        _record("QT1", True, 3, 30, 2),  # from before call limits and repeats were kept
     ]
     summary = summarise(records)
     assert list(summary) == ["QT1", "QT2", "overall"]
@@ -133,8 +155,11 @@ def test_summary_averages_per_type_and_overall() -> None:
             "output_tokens": 75,
             "latency_s": 0.5,
             "violations": 1,
+            "at_call_limit": 0.5,
+            "repeats": 0.5,
         }
     )
+    assert summary["overall"]["at_call_limit"] == pytest.approx(1 / 3)
     assert summary["overall"]["success"] == pytest.approx(2 / 3)
     assert summary["overall"]["tool_calls"] == pytest.approx(3)
     assert summary["overall"]["output_tokens"] == pytest.approx(60)
@@ -234,6 +259,10 @@ def test_report_and_compare_write_tables_and_charts(
     teacher, noop = load_results(tmp_path / TEACHER), load_results(tmp_path / NOOP / "results.json")
     table = markdown(teacher)
     assert "| QT3 | 2 | 100.0% |" in table
+    assert "| at call limit | repeats |" in table
+    assert table.splitlines()[-1].endswith(
+        "| 0.0% | 0.0% |"
+    )  # the teacher neither loops nor stalls
     assert "| **overall** | 10 | 100.0% |" in table
     compared = compare_markdown([teacher, noop])
     assert "| results | policy | QT1 | QT2 | QT3 | QT4 | QT5 | QS | QI | overall |" in compared

@@ -14,13 +14,12 @@ from agent.bench.evaluate import summarise
 from agent.bench.instances import (
     HELD_OUT_PREFIX,
     SPLITS,
-    TASK_TYPES,
     BenchGeneration,
     generate,
     write_bench,
 )
 from agent.flywheel import localise
-from agent.flywheel.blueprints import Blueprint, SplitError, draft, make_blueprint
+from agent.flywheel.blueprints import TASK_TYPES, Blueprint, SplitError, draft, make_blueprint
 from agent.flywheel.blueprints.scripter import _phrases
 from agent.flywheel.sentences import SentenceError, language
 from twin.homemaker import make_home

@@ -16,7 +16,6 @@ from agent.bench.instances import (
     BENCH_SEEDS,
     FROZEN,
     SIZE,
-    TASK_TYPES,
     VERSION,
     BenchError,
     BenchInstance,
@@ -29,7 +28,6 @@ from agent.bench.instances import (
     says,
     solved,
     targets,
-    task_type,
     unmet,
     value_numbers,
     write_bench,
@@ -38,6 +36,7 @@ from agent.bench.instances import (
 from agent.cli import main
 from agent.flywheel import mcts
 from agent.flywheel.blueprints import (
+    TASK_TYPES,
     Blueprint,
     SplitError,
     draft,
@@ -80,7 +79,7 @@ def test_the_flywheel_refuses_bench_seeds_and_the_bench_refuses_training_seeds()
             refused()
     training = next(b for s in range(20) if isinstance(b := make_blueprint(s), Blueprint))
     with pytest.raises(BenchError, match="not for the benchmark's use"):
-        BenchInstance("qt1-0000", task_type(training.query_type), training)
+        BenchInstance("qt1-0000", training.query_type.task_type, training)
     assert make_blueprint(BENCH_SEEDS.start - 1) is not None  # the edge is training's
 
 
@@ -154,7 +153,7 @@ def test_the_full_size_is_split_evenly() -> None:
 def test_every_instance_needs_what_its_type_says(sample: list[BenchInstance]) -> None:
     for instance in sample:
         blueprint, kind = instance.blueprint, instance.task_type
-        assert task_type(blueprint.query_type) == kind
+        assert blueprint.query_type.task_type == kind
         assert instance.id.startswith(kind.lower())
         assert unmet(blueprint) is None
         task = blueprint.task

@@ -18,6 +18,8 @@ from agent.flywheel.datasets import (
     TOOLS_JSON,
     blueprint_record,
     read_rows,
+    recovers,
+    repeats_call,
     summarise,
     synthesis_record,
     write_dataset,
@@ -164,6 +166,63 @@ def test_summary_counts_query_types_and_domains() -> None:
     light = sum("light" in r["domains"] for r in rows())
     assert domains.get("light", "0").startswith(str(light))
     assert all(r["tools"] == TOOLS_JSON for r in rows())
+    kinds = sections["by task type"]
+    assert sum(int(v.split()[0]) for v in kinds.values()) == len(rows())
+    assert all(kinds[r["task_type"]] != "0 (0.0%)" for r in rows())
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def turn(*calls: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": list(calls)}
+
+
+def result(success: bool) -> dict[str, Any]:
+    return {"role": "tool", "content": json.dumps({"success": success})}
+
+
+USER = {"role": "user", "content": "turn it on"}
+REPLY = {"role": "assistant", "content": "Done.", "tool_calls": None}
+WRONG = call("call_service", domain="light", service="turn_on", brightness=300)
+RIGHT = call("call_service", domain="light", service="turn_on", brightness=100)
+LOOK = call("get_state", entity_id="light.hall")
+
+
+@pytest.mark.parametrize(
+    ("messages", "recovered", "repeated"),
+    [
+        ([USER, turn(WRONG), result(False), turn(RIGHT), result(True), REPLY], 1, 0),
+        ([USER, turn(WRONG), result(False), turn(WRONG), result(False), REPLY], 0, 1),
+        ([USER, turn(LOOK, WRONG), result(True), result(False), turn(LOOK), result(True)], 1, 1),
+        ([USER, turn(LOOK), result(True), turn(RIGHT), result(True), REPLY], 0, 0),
+        ([USER, turn(LOOK), result(True), REPLY, USER, turn(LOOK), result(True), REPLY], 0, 0),
+        ([USER, turn(WRONG), result(False), REPLY, USER, turn(WRONG), result(False)], 0, 0),
+    ],
+    ids=["corrects", "repeats-the-failure", "looks-twice", "no-failure", "asked-again", "retold"],
+)
+def test_recovery_is_a_failed_call_not_made_again(
+    messages: list[dict[str, Any]], recovered: int, repeated: int
+) -> None:
+    """A result pairs with its message's calls in order; a call repeated after the user spoke
+    again is no loop."""
+    assert recovers(messages) is bool(recovered)
+    assert repeats_call(messages) is bool(repeated)
+
+
+def test_a_teacher_that_makes_mistakes_makes_data_that_recovers(tmp_path: Path) -> None:
+    args = ["data", "synthesize", "--count", "8", "--method", "linear", "--mistake-rate", "1"]
+    made = CliRunner().invoke(main, [*args, "--workers", "1", "-o", str(tmp_path / "sft")])
+    assert made.exit_code == 0, made.output
+    sft = read_rows(tmp_path / "sft" / "trajectories.jsonl")
+    recovering = [row for row in sft if recovers(row["messages"])]
+    assert len(recovering) >= len(sft) // 2, [r["query_type"] for r in sft]
+    assert not any(repeats_call(row["messages"]) for row in recovering)
+    card = (tmp_path / "sft" / "README.md").read_text()
+    assert f"| that recover (not repeating the failed call) | {len(recovering)} |" in card
+    config = json.loads((tmp_path / "sft" / "manifest.json").read_text())
+    assert config["mistake_rate"] == 1
 
 
 def test_cli_errors_are_clear(tmp_path: Path) -> None:

@@ -21,13 +21,14 @@ from agent.flywheel.datasets import synthesis_record, write_dataset
 from agent.policies.local import LocalPolicy
 from agent.training.common import TrainingError, read_metrics
 from agent.training.sft import (
+    MIX,
     build_trainer,
-    fits,
     load_config,
     make_run,
     read_dataset,
     sample_rows,
     training_chats,
+    trimming,
 )
 
 from .conftest import tiny_qwen3
@@ -42,6 +43,20 @@ def rows() -> list[dict[str, Any]]:
     studios = [s for s in range(80) if _studio(s)][:4]
     found = [row for s in studios for row in synthesis_record(s, "mcts", 0.2)["rows"]]
     return sorted(found, key=lambda r: len(json.dumps(r)))[:6]
+
+
+@cache
+def dialogue() -> dict[str, Any]:
+    """The shortest verified trajectory of a studio's blueprint with two replies or more (an
+    answer to a clarifying question, a follow-up)."""
+    found = [
+        row
+        for s in range(80)
+        if _studio(s)
+        for row in synthesis_record(s, "mcts", 0.2)["rows"]
+        if sum(map(is_reply, row["messages"])) >= 2
+    ]
+    return min(found, key=lambda r: len(json.dumps(r)))
 
 
 def _studio(seed: int) -> bool:
@@ -133,9 +148,15 @@ def test_the_cli_trains_an_hf_folder_and_saves_it_with_its_metrics(
     assert "mean training loss" in result.output
     assert (tmp_path / "out" / "model.safetensors").exists()
     assert (tmp_path / "out" / "tokenizer.json").exists()
-    logged = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
-    assert sum("loss" in json.loads(line) for line in logged) == 2
+    logged = [json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").open()]
+    assert sum("loss" in line for line in logged) == 2
+    assert all(line["tokens_per_s"] > 0 for line in logged if "loss" in line)
+    assert "tok/s" in result.output
     assert LocalPolicy.from_pretrained(tmp_path / "out").compact  # prompted as it was trained
+    drawn = json.loads((tmp_path / "out" / MIX).read_text())
+    assert drawn["rows"] == 2
+    assert sum(drawn["drawn"]["task_type"].values()) == 2
+    assert "training mix (2 rows)" in result.output
 
 
 def test_a_base_model_without_a_chat_template_trains_on_chatml(
@@ -231,6 +252,10 @@ def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
         ({"max_samples": 0}, "max_samples must be at least 1"),
         ({"save_steps": -2}, "save_steps must be 0"),
         ({"output": str(CONFIGS / "out")}, "inside the repository"),
+        ({"mix": {"task_type": {"QT3": 0.5}}}, "mix needs max_samples"),
+        ({"max_samples": 4, "mix": {"tone": {"plain": 0.5}}}, "mix maps facets"),
+        ({"max_samples": 4, "mix": {"language": {"de": 1.5}}}, "shares are numbers in"),
+        ({"max_samples": 4, "mix": {"language": {"de": 0.6, "fr": 0.6}}}, "sum to more than 1"),
     ],
 )
 def test_bad_configs_are_refused_with_the_fix(
@@ -287,31 +312,126 @@ def test_lora_without_peft_says_how_to_install_it(
         build_trainer(run, model, tokenizer, sample_rows(run, read_dataset(run)))
 
 
-def test_every_variant_trains_on_exactly_max_samples_rows_that_fit(
-    tmp_path: Path, small: tuple[Any, Any]
-) -> None:
-    """A row whose prompt alone is longer than max_length has no assistant token to learn from
-    (TRL drops it): such rows are passed over, so the count trained on is max_samples."""
-    pytest.importorskip("trl")
-    model, tokenizer = small
-    policy = LocalPolicy(model, tokenizer, compact=True)
-    longer = copy.deepcopy(rows()[:3])
-    for row in longer:  # a bigger home: a longer device list
+def with_longer_homes(count: int) -> list[dict[str, Any]]:
+    """The first `count` rows, each with 400 more devices in its system prompt (a bigger home)."""
+    longer = copy.deepcopy(rows()[:count])
+    for row in longer:
         system = row["messages"][0]
         header = "# Home devices (entity id: name)\n"
         assert header in system["content"]
         system["content"] = system["content"].replace(
-            header, header + "- light.attic: Attic\n" * 50
+            header, header + "- light.attic: Attic\n" * 400
         )
+    return longer
+
+
+def test_every_variant_trains_on_exactly_max_samples_rows_that_fit(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    """A row whose first reply ends past max_length has no whole turn to learn from: such rows
+    are passed over, so the count trained on is max_samples."""
+    pytest.importorskip("trl")
+    model, tokenizer = small
+    policy = LocalPolicy(model, tokenizer, compact=True)
+    longer = with_longer_homes(3)
     mixed = [*rows()[:3], *longer]
-    cut = min(prompt_tokens(policy, tokenizer, row) for row in longer)  # the longer ones miss it
+    cut = max(reply_tokens(policy, tokenizer, row) for row in rows()[:3])
+    assert cut < min(reply_tokens(policy, tokenizer, row) for row in longer)  # they miss it
     run = make_run(
         {"dataset": str(dataset(tmp_path)), "output": str(tmp_path), "max_length": cut}
         | {"max_samples": 3}
     )
-    chosen = sample_rows(run, mixed, fits(policy, cut))
-    assert sorted(map(id, chosen)) == sorted(map(id, mixed[:3]))
+    chosen = sample_rows(run, mixed, trimming(policy, cut))
+    assert len(chosen) == 3
+    assert not any("light.attic" in row["messages"][0]["content"] for row in chosen)
     trainer = build_trainer(run, model, tokenizer, chosen)
     assert len(trainer.train_dataset) == 3
-    with pytest.raises(TrainingError, match="3 rows whose first reply starts within"):
-        sample_rows(replace(run, max_samples=4), mixed, fits(policy, cut))
+    with pytest.raises(TrainingError, match="3 rows whose first reply fits max_length"):
+        sample_rows(replace(run, max_samples=4), mixed, trimming(policy, cut))
+
+
+def reply_tokens(policy: LocalPolicy, tokenizer: Any, row: dict[str, Any]) -> int:
+    """The tokens of a row up to its first reply."""
+    end = next(i for i, m in enumerate(row["messages"]) if is_reply(m)) + 1
+    return tokens(policy, tokenizer, row | {"messages": row["messages"][:end]})
+
+
+def tokens(policy: LocalPolicy, tokenizer: Any, row: dict[str, Any]) -> int:
+    """The tokens of a whole row as `policy` renders it."""
+    text = policy.prompt(row["messages"], json.loads(row["tools"]))
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def is_reply(message: dict[str, Any]) -> bool:
+    return message["role"] == "assistant" and not message.get("tool_calls")
+
+
+def test_a_long_row_is_cut_after_a_reply_never_among_its_tool_calls(
+    small: tuple[Any, Any],
+) -> None:
+    """At any max_length a trimmed row ends on a reply: the model never learns that a dialogue
+    stops after a tool call. A row that fits is kept to its last reply; one whose first reply
+    does not fit is None."""
+    model, tokenizer = small
+    policy = LocalPolicy(model, tokenizer, compact=True)
+    row = dialogue()
+    replies = [i + 1 for i, m in enumerate(row["messages"]) if is_reply(m)]
+    whole = tokens(policy, tokenizer, row)
+    kept = trimming(policy, whole)(row)
+    assert kept is not None
+    assert kept["messages"] == row["messages"][: replies[-1]]  # not the user's "that's all"
+    assert trimming(policy, None)(row) is row
+    seen = set()
+    for max_length in range(prompt_tokens(policy, tokenizer, row), whole, 25):
+        cut = trimming(policy, max_length)(row)
+        if cut is None:
+            continue
+        assert is_reply(cut["messages"][-1])
+        assert cut["messages"] == row["messages"][: len(cut["messages"])]
+        assert tokens(policy, tokenizer, cut) <= max_length
+        seen.add(len(cut["messages"]))
+    assert seen
+    assert seen < set(replies)  # some cut short, each after a reply
+    assert trimming(policy, prompt_tokens(policy, tokenizer, row) - 1)(row) is None
+
+
+def test_the_mix_sets_each_facets_share_of_the_rows(tmp_path: Path) -> None:
+    """Quotas of max_samples by the largest remainder; the values a mix does not list share the
+    rest; a mix the rows cannot fill names the quota short of rows."""
+    combos = [(lang, kind) for lang in ("en", "de", "fr") for kind in ("QT1", "QT3")] * 4
+    pool = [
+        dict(rows()[0], id=str(n), language=lang, task_type=kind)
+        for n, (lang, kind) in enumerate(combos)
+    ]
+    base = {"dataset": str(tmp_path), "output": str(tmp_path / "out"), "max_samples": 5}
+    run = make_run(base | {"mix": {"language": {"de": 0.4, "en": 0.2}, "task_type": {"QT3": 0.4}}})
+    chosen = sample_rows(run, pool)
+    assert len(chosen) == 5
+    languages = sorted(row["language"] for row in chosen)
+    assert languages == ["de", "de", "en", "fr", "fr"]  # fr is the rest: 5 - 2 - 1
+    assert sum(row["task_type"] == "QT3" for row in chosen) == 2
+    short = make_run(base | {"mix": {"language": {"it": 0.2}}})
+    with pytest.raises(TrainingError, match="language=it: 0 of 1"):
+        sample_rows(short, pool)
+
+
+def test_packed_rows_train_on_the_same_assistant_tokens(
+    tmp_path: Path, small: tuple[Any, Any]
+) -> None:
+    """Packing (TRL's, no attention across rows) puts several rows in one sequence and keeps
+    the loss on each row's assistant tokens: the packed sequence learns the same tokens."""
+    pytest.importorskip("trl")
+    model, tokenizer = copy.deepcopy(small)
+    settings = {"dataset": str(dataset(tmp_path)), "output": str(tmp_path / "out")}
+    settings |= {"max_samples": 2, "max_length": 8192, "batch_size": 2}
+    run = make_run(settings)
+    chosen = sample_rows(run, read_dataset(run))
+    padded = build_trainer(run, model, tokenizer, chosen)
+    packed = build_trainer(replace(run, packing=True), model, tokenizer, chosen)
+    assert len(packed.train_dataset) == 1  # two rows in one sequence
+    assert learnt(packed.train_dataset[0]) == sum(learnt(padded.train_dataset[i]) for i in range(2))
+
+
+def learnt(example: dict[str, Any]) -> int:
+    """The tokens a tokenized example trains on (TRL folds the assistant mask into labels)."""
+    return sum(label != -100 for label in example["labels"])

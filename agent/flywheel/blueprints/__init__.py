@@ -13,7 +13,9 @@ from .filters import FILTERS, profile_conflicts, triple_filter
 from .model import (
     CLARITIES,
     PHENOMENA,
+    REQUEST_TYPES,
     REQUESTS,
+    TASK_TYPES,
     TONES,
     Blueprint,
     BlueprintError,
@@ -31,6 +33,8 @@ __all__ = [
     "FILTERS",
     "PHENOMENA",
     "REQUESTS",
+    "REQUEST_TYPES",
+    "TASK_TYPES",
     "TONES",
     "VALUE_WORDS",
     "Blueprint",

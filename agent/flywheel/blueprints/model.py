@@ -21,6 +21,8 @@ CLARITIES = ("clear", "missing_slot", "ambiguous", "implicit")
 TONES = ("plain", "polite", "terse", "chatty")
 REQUESTS = ("command", "question", "impossible")
 PHENOMENA = ("coreference", "topic_switch", "backtracking")
+TASK_TYPES = ("QT1", "QT2", "QT3", "QT4", "QT5", "QS", "QI")  # the benchmark's, in its order
+REQUEST_TYPES = {"question": "QS", "impossible": "QI"}  # by QueryType.request
 
 
 class BlueprintError(AgentError, ValueError):
@@ -48,6 +50,23 @@ class QueryType:
         parts[-1] += "s" if self.devices == "multiple" else ""
         parts += [self.phenomenon] if self.phenomenon else []
         return "+".join(parts + (["memory"] if self.memory else []))
+
+    @property
+    def task_type(self) -> str:
+        """The paper's task type (TASK_TYPES): a question or an impossible request by its kind;
+        else the first that applies of QT3 (unclear), QT5 (memory), QT4 (a phenomenon), QT2
+        (several devices or a dependency), QT1."""
+        if self.request in REQUEST_TYPES:
+            return REQUEST_TYPES[self.request]
+        if self.clarity != "clear":
+            return "QT3"
+        if self.memory:
+            return "QT5"
+        if self.phenomenon is not None:
+            return "QT4"
+        if self.devices == "multiple" or self.dependency == "dependent":
+            return "QT2"
+        return "QT1"
 
 
 @dataclass(frozen=True)
