@@ -302,6 +302,27 @@ class LocalPolicy:
             parsed.content, parsed.tool_calls, parsed.errors, prompt_tokens, len(new), text
         )
 
+    def prefix_cache(self, ids: list[int]) -> Any:
+        """A KV cache holding all of `ids` but the last token (the kept one where it shares
+        them, extended by one prefill of the rest), for sampling several continuations of one
+        prompt from one prefill (the RL rollout's group of actions); None for a one-token
+        prompt. It is the caller's: the policy keeps no reference to it."""
+        import torch
+
+        if len(ids) < 2:
+            return None
+        cache = self._reusable_cache(ids)
+        held = cache.get_seq_length() if cache is not None else 0
+        if held == len(ids) - 1:
+            return cache
+        with torch.inference_mode():
+            output = self.model(
+                input_ids=torch.tensor([ids[held:-1]], device=self.model.device),
+                past_key_values=cache,
+                use_cache=True,
+            )
+        return output.past_key_values
+
     def _reusable_cache(self, ids: list[int]) -> Any:
         """The kept KV cache cropped to the longest start it shares with `ids` (one token short
         of all of them at most: the model must see one to predict the next), or None for a fresh

@@ -273,12 +273,18 @@ class Sampler:
             )
             return prompt, completions, [[top[0] for top in seq] for seq in logprobs]
         stops = self.local.stop_ids
+        # The prompt is computed once (or taken from the episode's cache), not once per action.
+        cache = self.local.prefix_cache(prompt)
+        if cache is not None:
+            cache.batch_repeat_interleave(count)
+        ids = torch.tensor([prompt] * count, device=self.local.model.device)
         with torch.inference_mode():
             output = self.local.model.generate(
-                torch.tensor([prompt], device=self.local.model.device),
+                ids,
+                attention_mask=torch.ones_like(ids),
+                past_key_values=cache,
                 do_sample=True,
                 temperature=self.run.temperature,
-                num_return_sequences=count,
                 max_new_tokens=self.local.room(len(prompt), self.run.max_new_tokens),
                 eos_token_id=stops,
                 pad_token_id=tokenizer.pad_token_id or stops[0],

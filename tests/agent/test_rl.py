@@ -1,10 +1,11 @@
-# ruff: noqa: F811  (the `server` fixture is imported)
+# ruff: noqa: F811  (the `server` and `sharp` fixtures are imported)
 """Step-wise RLVE: rewards of hand-made actions, states replayed exactly, the states each variant
 trains, a GRPO step that moves a tiny policy toward the rewarded action, and the CLI."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import random
@@ -28,6 +29,7 @@ from agent.policies import AssistantMessage, Message, ToolCall
 from agent.policies.teacher import TeacherPolicy
 from agent.training import rl
 from agent.training.common import TrainingError, read_metrics
+from tests.agent.test_local_policy import sharp  # noqa: F401
 from tests.agent.test_openai_policy import FakeServer, completion, server  # noqa: F401
 from twin.reward import ActionOutcome
 
@@ -413,6 +415,48 @@ def test_a_vllm_group_asks_for_every_action(tmp_path: Path, tiny: tuple[Any, Any
     assert vllm.calls == [([prompt] * 3, 3)]
     assert completions == [[7, 2], [8, 2], [9, 2]]
     assert logprobs == [[-0.5, -0.1]] * 3
+
+
+def test_a_group_computes_its_prompt_once_and_samples_as_without_it(
+    tmp_path: Path,
+    sharp: tuple[Any, Any],
+) -> None:
+    """The group's actions share one prefill of the prompt (none at all where the episode's
+    last generation left it cached) and are the samples a plain batched generation draws."""
+    import torch
+    import transformers
+
+    run = rl.make_run(run_settings(tmp_path, tmp_path, num_generations=3, max_new_tokens=6))
+    model, tokenizer = copy.deepcopy(sharp[0]), sharp[1]
+    sampler = rl.Sampler(run, SimpleNamespace(use_vllm=False, processing_class=tokenizer), model)
+    encoded: list[int] = []  # the tokens each forward pass computes, over the batch
+    model.register_forward_pre_hook(
+        lambda module, args, kwargs: encoded.append(kwargs["input_ids"].numel()), with_kwargs=True
+    )
+    prompt = tokenizer(sampler.local.prompt(start(), []), add_special_tokens=False)["input_ids"]
+    stops = sampler.local.stop_ids
+    transformers.set_seed(0)
+    with torch.inference_mode():
+        plain = model.generate(
+            torch.tensor([prompt]),
+            do_sample=True,
+            temperature=run.temperature,
+            num_return_sequences=3,
+            max_new_tokens=6,
+            eos_token_id=stops,
+            pad_token_id=stops[0],
+        )
+    expected = [rl._until_stop(row[len(prompt) :].tolist(), stops) for row in plain]
+    assert encoded[0] == 3 * len(prompt)  # the plain way: the prompt once per action
+    for played in (False, True):
+        if played:  # an episode's message at this state leaves its cache to reuse
+            sampler.act(start(), [])
+        encoded.clear()
+        transformers.set_seed(0)
+        assert sampler.group(start(), []) == (prompt, expected, None)
+        assert encoded[0] == (3 if played else len(prompt) - 1)  # decoding, or one prefill
+        assert sum(encoded) < 2 * len(prompt)
+    assert sampler.local._kept is None  # the group's cache is not kept for the episode
 
 
 async def test_an_llm_user_speaks_in_the_episodes(
