@@ -1,6 +1,7 @@
 """`homeflow bench run --backend ha`: SmartHome-Bench instances played on a real Home Assistant
 score as on the twin (the teacher 100%, the no-op 0%), every home removed afterwards; a home that
-Home Assistant holds under other ids is refused.
+Home Assistant holds under other ids is refused. Home Assistant offers no pyexec, so where the
+teacher's style makes the twin's calls as one script it makes them one by one there.
 
 The server is test_real_server's (its fixtures are reused); its own HomeFlow home is removed
 first, so that the instances' homes are the only ones.
@@ -9,7 +10,9 @@ first, so that the instances' homes are the only ones.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +60,7 @@ def test_policies_score_on_home_assistant_as_on_the_twin(
         assert ha.complete
         on_twin, on_ha = (scores(outcome.records) for outcome in (twin, ha))
         assert on_ha == on_twin
+        assert calls(ha.records) == calls(twin.records, one_by_one=True)
         assert {key: score[0] for key, score in on_ha.items()} == {
             instance.id: success for instance in instances
         }
@@ -69,12 +73,29 @@ def test_policies_score_on_home_assistant_as_on_the_twin(
     assert len(read_records(tmp_path / NOOP)) == len(instances)
 
 
-def scores(records: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
-    """Each instance's success, tool calls, turns and end."""
-    return {
-        r["id"]: (r["success"], r["tool_calls"], r["turns"], r["end_reason"], r["collateral"])
-        for r in records
-    }
+def scores(records: list[dict[str, Any]]) -> dict[object, tuple[object, ...]]:
+    """Each instance's success, turns, end and collateral changes."""
+    return {r["id"]: (r["success"], r["turns"], r["end_reason"], r["collateral"]) for r in records}
+
+
+def calls(records: list[dict[str, Any]], one_by_one: bool = False) -> dict[object, int]:
+    """Each instance's tool calls; `one_by_one`: a pyexec script's service calls counted as the
+    calls they would have been without it."""
+    counted: dict[object, int] = {}
+    for record in records:
+        count = 0
+        for message in record["trajectory"]["messages"]:
+            for call in message.get("tool_calls") or []:
+                script = call["function"]["name"] == "pyexec"
+                count += code_calls(call) if script and one_by_one else 1
+        counted[record["id"]] = count
+    return counted
+
+
+def code_calls(call: dict[str, Any]) -> int:
+    """The service calls a pyexec script makes (the teacher writes one per line)."""
+    code = json.loads(call["function"]["arguments"])["code"]
+    return code.count("call_service(")
 
 
 def test_a_home_held_under_other_ids_is_refused_and_removed(
