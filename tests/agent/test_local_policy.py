@@ -192,7 +192,8 @@ def test_load_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
 
 def test_a_broken_adapter_says_what_is_wrong(tmp_path: Path, tiny: tuple[Any, Any]) -> None:
     """A folder of a LoRA adapter alone loads over its base; a config that is no JSON, or that
-    does not fit the base, is a PolicyError naming the folder."""
+    does not fit the base, or weights that are no safetensors, is a PolicyError naming the
+    folder."""
     pytest.importorskip("peft")
     model, tokenizer = tiny
     model.save_pretrained(tmp_path / "base")
@@ -205,6 +206,11 @@ def test_a_broken_adapter_says_what_is_wrong(tmp_path: Path, tiny: tuple[Any, An
     config = {"peft_type": "LORA", "r": 4, "target_modules": ["no_such_module"]}
     config |= {"base_model_name_or_path": str(tmp_path / "base"), "task_type": "CAUSAL_LM"}
     (adapter / "adapter_config.json").write_text(json.dumps(config))
+    with pytest.raises(PolicyError, match=r"Cannot apply the adapter in .*adapter to .*base"):
+        load(adapter)
+    config["target_modules"] = ["q_proj"]  # fits the base, but its weights are no safetensors
+    (adapter / "adapter_config.json").write_text(json.dumps(config))
+    (adapter / "adapter_model.safetensors").write_bytes(b"not safetensors")
     with pytest.raises(PolicyError, match=r"Cannot apply the adapter in .*adapter to .*base"):
         load(adapter)
 

@@ -60,7 +60,7 @@ def test_policies_score_on_home_assistant_as_on_the_twin(
         assert ha.complete
         on_twin, on_ha = (scores(outcome.records) for outcome in (twin, ha))
         assert on_ha == on_twin
-        assert calls(ha.records) == calls(twin.records, one_by_one=True)
+        assert calls(ha.records) == calls(twin.records)
         assert {key: score[0] for key, score in on_ha.items()} == {
             instance.id: success for instance in instances
         }
@@ -78,24 +78,23 @@ def scores(records: list[dict[str, Any]]) -> dict[object, tuple[object, ...]]:
     return {r["id"]: (r["success"], r["turns"], r["end_reason"], r["collateral"]) for r in records}
 
 
-def calls(records: list[dict[str, Any]], one_by_one: bool = False) -> dict[object, int]:
-    """Each instance's tool calls; `one_by_one`: a pyexec script's service calls counted as the
-    calls they would have been without it."""
-    counted: dict[object, int] = {}
-    for record in records:
-        count = 0
-        for message in record["trajectory"]["messages"]:
-            for call in message.get("tool_calls") or []:
-                script = call["function"]["name"] == "pyexec"
-                count += code_calls(call) if script and one_by_one else 1
-        counted[record["id"]] = count
-    return counted
+def calls(records: list[dict[str, Any]]) -> dict[object, int]:
+    """Each instance's tool calls, a pyexec script's counted as the calls it writes (one per
+    line, as the teacher makes them one by one where there is no pyexec)."""
+    return {
+        record["id"]: sum(
+            _one_by_one(call)
+            for message in record["trajectory"]["messages"]
+            for call in message.get("tool_calls") or []
+        )
+        for record in records
+    }
 
 
-def code_calls(call: dict[str, Any]) -> int:
-    """The service calls a pyexec script makes (the teacher writes one per line)."""
-    code = json.loads(call["function"]["arguments"])["code"]
-    return code.count("call_service(")
+def _one_by_one(call: dict[str, Any]) -> int:
+    if call["function"]["name"] != "pyexec":
+        return 1
+    return json.loads(call["function"]["arguments"])["code"].count("call_service(")
 
 
 def test_a_home_held_under_other_ids_is_refused_and_removed(
